@@ -1,0 +1,1 @@
+//! tcpnc link layer.

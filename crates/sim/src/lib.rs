@@ -1,0 +1,1 @@
+//! tcpnc sim layer.

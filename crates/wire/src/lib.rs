@@ -1,0 +1,1 @@
+//! tcpnc wire layer.
