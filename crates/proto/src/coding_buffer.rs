@@ -1,0 +1,1 @@
+//! Coding buffer (§III-A).

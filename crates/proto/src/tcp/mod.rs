@@ -1,0 +1,1 @@
+//! TCP/IP segment parsing and synthesis.
