@@ -1,18 +1,28 @@
 //! GF(2^8) arithmetic for tcpnc: the field of the random linear code.
 //!
-//! The field is GF(2)[x] / (x^8 + x^4 + x^3 + x^2 + 1), polynomial `0x11D`, with generator `2`
+//! The field is `GF(2)[x] / (x^8 + x^4 + x^3 + x^2 + 1)`, polynomial `0x11D`, with generator `2`
 //! (the field used by the implementation paper, Sundararajan et al. §V-D, "each symbol is one
 //! byte"). Addition is XOR; multiplication uses log/exp tables for scalars and SIMD region
-//! kernels for byte slices (see [`region`]).
+//! kernels for byte slices (see [`region`]): SSSE3 / AVX2 / AVX-512BW split-nibble shuffles and
+//! GFNI affine transforms, chosen once per process from CPU detection and overridable with
+//! `TCPNC_GF_TIER` (see [`Tier`], [`Selection`], [`force_tier`]).
 //!
-//! This crate is sans-IO and has no dependencies.
+//! This crate is sans-IO and has no dependencies. `unsafe` appears only in the x86 kernel
+//! modules and in the tier dispatch, each block with its justification.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod region;
+mod scalar;
 mod tables;
+mod tier;
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
-pub use region::{Tier, dot, mul_add, mul_region, selected_tier};
+pub use region::{
+    Fallback, Kernels, Selection, TIER_ENV, Tier, TierUnavailable, dot, force_tier, kernels,
+    mul_add, mul_region, selected_tier, tier_selection, with_tier,
+};
 pub use tables::{EXP, LOG, MUL};
 
 /// The reduction polynomial x^8 + x^4 + x^3 + x^2 + 1.
