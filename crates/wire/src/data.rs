@@ -1,0 +1,478 @@
+//! DATA frame: one network-coded packet (the NC data header of Sundararajan et al. §III-B, with
+//! the Pid of Ha & Tsuru §3.1 and the redundant flag of Mitsuzumi et al. §III).
+//!
+//! ```text
+//! offset          size  field
+//! 0               1     version (1)
+//! 1               1     type (0x01 DATA)
+//! 2               1     flags: 0x80 IPV6, 0x08 FLUSH, 0x04 SEEDED, 0x02 SYSTEMATIC,
+//!                              0x01 REDUNDANT; 0x70 reserved (zero)
+//! 3               1     n: packets combined, 1..=255
+//! 4               F     flow identity (F = 12 IPv4, 36 IPv6)
+//! 4+F             4     Pid
+//! 8+F             4     Base
+//! 12+F            4     first_index
+//! 16+F            4     Start_1 (absolute TCP sequence number)
+//! 20+F            2     len_1 = End_1 - Start_1
+//! 22+F            4(n-1) per packet i = 2..n: gap_i = Start_i - End_{i-1} - 1 (u16),
+//!                                              len_i = End_i - Start_i (u16)
+//! 18+F+4n         C     coefficients: n bytes (explicit), 4-byte seed (SEEDED), or none
+//!                       (SYSTEMATIC)
+//! 18+F+4n+C       ...   coded TCP subheader+payload (the rest of the datagram)
+//! ```
+//!
+//! All sequence arithmetic is modulo 2^32.
+
+use crate::bytes::{need, put_u16, put_u32, room, u16_at, u32_at};
+use crate::flow::{FLOW_OFFSET, IPV6_FLAG, ip_version_of};
+use crate::frame::{FrameType, check_preamble, write_preamble};
+use crate::ranges::ranges_len;
+pub use crate::ranges::{Coefficients, SeqRange, SeqRanges};
+use crate::{FlowId, IpVersion, PREAMBLE_LEN, Result, WireError};
+
+/// DATA flag bits (byte 2).
+pub mod flags {
+    /// The combination was sent beyond the first one for its arrival: a redundancy or repair
+    /// packet (Mitsuzumi et al. §III). The receiver does not ACK it if it is not innovative.
+    pub const REDUNDANT: u8 = 0x01;
+    /// An uncoded source symbol: `n` = 1, coefficient 1, no coefficient bytes.
+    pub const SYSTEMATIC: u8 = 0x02;
+    /// The coefficients come from a 32-bit seed (Parejiya et al.) instead of explicit bytes.
+    pub const SEEDED: u8 = 0x04;
+    /// Part of an end-of-transmission or pseudo-block repair burst (Karafillis et al. §II).
+    pub const FLUSH: u8 = 0x08;
+    /// Reserved; must be zero (frames with any of these set are rejected).
+    pub const RESERVED: u8 = 0x70;
+    /// The flow identity is IPv6 (shared with the ACK frame).
+    pub const IPV6: u8 = crate::flow::IPV6_FLAG;
+}
+
+mod field {
+    pub const FLAGS: usize = 2;
+    pub const COUNT: usize = 3;
+    // Offsets relative to the end of the flow identity.
+    pub const PID: usize = 0;
+    pub const BASE: usize = 4;
+    pub const FIRST_INDEX: usize = 8;
+    pub const START: usize = 12;
+    pub const LEN_1: usize = 16;
+    /// Start of the (gap, len) pairs of packets 2..n.
+    pub const MORE: usize = 18;
+    pub const ENTRY: usize = crate::ranges::ENTRY;
+}
+
+/// Bytes before the flow identity plus Pid, Base and first_index.
+pub(crate) const FIXED_LEN: usize = FLOW_OFFSET + 12;
+
+/// Length of the coefficient section for a flags byte and count.
+const fn coeff_len(flags_byte: u8, n: usize) -> usize {
+    if flags_byte & flags::SYSTEMATIC != 0 {
+        0
+    } else if flags_byte & flags::SEEDED != 0 {
+        4
+    } else {
+        n
+    }
+}
+
+/// A zero-copy view of a DATA frame (preamble included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataPacket<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> DataPacket<T> {
+    /// Wraps a buffer without checks; getters may panic if the buffer is shorter than the
+    /// header it describes. Use it to emit into a fresh buffer.
+    pub const fn new_unchecked(buffer: T) -> DataPacket<T> {
+        DataPacket { buffer }
+    }
+
+    /// Wraps a buffer after checking the preamble (version 1, type DATA), `n` ≥ 1 and that the
+    /// buffer holds the whole header; afterwards no getter panics.
+    pub fn new_checked(buffer: T) -> Result<DataPacket<T>> {
+        let p = DataPacket::new_unchecked(buffer);
+        check_preamble(p.buffer.as_ref(), FrameType::Data)?;
+        p.check_len()?;
+        Ok(p)
+    }
+
+    /// `Truncated` unless the buffer holds the whole header, `BadCount` if `n` is 0.
+    pub fn check_len(&self) -> Result<()> {
+        let len = self.buffer.as_ref().len();
+        need(field::COUNT + 1, len)?;
+        if self.count() == 0 {
+            return Err(WireError::BadCount(0));
+        }
+        need(self.header_len(), len)
+    }
+
+    /// The underlying buffer.
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    /// Raw flags byte (see [`flags`]).
+    pub fn flags(&self) -> u8 {
+        self.buffer.as_ref()[field::FLAGS]
+    }
+
+    /// REDUNDANT flag.
+    pub fn redundant(&self) -> bool {
+        self.flags() & flags::REDUNDANT != 0
+    }
+
+    /// SYSTEMATIC flag.
+    pub fn systematic(&self) -> bool {
+        self.flags() & flags::SYSTEMATIC != 0
+    }
+
+    /// SEEDED flag.
+    pub fn seeded(&self) -> bool {
+        self.flags() & flags::SEEDED != 0
+    }
+
+    /// FLUSH (EOT/PB repair burst) flag.
+    pub fn flush(&self) -> bool {
+        self.flags() & flags::FLUSH != 0
+    }
+
+    /// IP version of the flow identity.
+    pub fn ip_version(&self) -> IpVersion {
+        ip_version_of(self.flags())
+    }
+
+    /// `n`: packets combined.
+    pub fn count(&self) -> usize {
+        self.buffer.as_ref()[field::COUNT] as usize
+    }
+
+    /// Offset of the first field after the flow identity.
+    fn after_flow(&self) -> usize {
+        FLOW_OFFSET + self.ip_version().flow_len()
+    }
+
+    /// Offset of the coefficient section.
+    fn coeff_offset(&self) -> usize {
+        self.after_flow() + field::START + ranges_len(self.count().max(1))
+    }
+
+    /// Header length as described by the flags and `n` (payload starts here).
+    pub fn header_len(&self) -> usize {
+        self.coeff_offset() + coeff_len(self.flags(), self.count())
+    }
+
+    /// The flow identity.
+    pub fn flow(&self) -> FlowId {
+        FlowId::read(&self.buffer.as_ref()[FLOW_OFFSET..], self.ip_version())
+    }
+
+    /// Pid: the sender's count of coded packets of this flow (Ha & Tsuru §3.1).
+    pub fn pid(&self) -> u32 {
+        u32_at(self.buffer.as_ref(), self.after_flow() + field::PID)
+    }
+
+    /// Base: oldest un-ACKed byte at the sender (Sundararajan et al. §III-B, §IV-B).
+    pub fn base(&self) -> u32 {
+        u32_at(self.buffer.as_ref(), self.after_flow() + field::BASE)
+    }
+
+    /// Coding-buffer symbol index of the first combined packet.
+    pub fn first_index(&self) -> u32 {
+        u32_at(self.buffer.as_ref(), self.after_flow() + field::FIRST_INDEX)
+    }
+
+    /// Start_1: sequence number of the first byte of the first packet.
+    pub fn start(&self) -> u32 {
+        u32_at(self.buffer.as_ref(), self.after_flow() + field::START)
+    }
+
+    /// Raw `len_i = End_i - Start_i` of packet `i` (0-based), `None` if `i >= n`.
+    pub fn len_delta(&self, i: usize) -> Option<u16> {
+        (i < self.count()).then(|| u16_at(self.buffer.as_ref(), self.len_offset(i)))
+    }
+
+    /// Raw `gap_i = Start_i - End_{i-1} - 1` of packet `i` (0-based), `None` unless `1 <= i < n`.
+    pub fn gap_delta(&self, i: usize) -> Option<u16> {
+        (i >= 1 && i < self.count()).then(|| u16_at(self.buffer.as_ref(), self.len_offset(i) - 2))
+    }
+
+    fn len_offset(&self, i: usize) -> usize {
+        let a = self.after_flow();
+        if i == 0 {
+            a + field::LEN_1
+        } else {
+            a + field::MORE + field::ENTRY * (i - 1) + 2
+        }
+    }
+
+    /// The packet ranges, delta-decoded.
+    pub fn ranges(&self) -> SeqRanges<'_> {
+        let a = self.after_flow() + field::START;
+        SeqRanges {
+            bytes: &self.buffer.as_ref()[a..a + ranges_len(self.count().max(1))],
+            n: self.count(),
+            i: 0,
+            prev_end: 0,
+        }
+    }
+
+    /// Explicit coefficients (empty when SEEDED or SYSTEMATIC).
+    pub fn coefficients(&self) -> &[u8] {
+        if self.seeded() || self.systematic() {
+            &[]
+        } else {
+            let o = self.coeff_offset();
+            &self.buffer.as_ref()[o..o + self.count()]
+        }
+    }
+
+    /// The coefficient seed, when SEEDED (and not SYSTEMATIC).
+    pub fn seed(&self) -> Option<u32> {
+        (self.seeded() && !self.systematic())
+            .then(|| u32_at(self.buffer.as_ref(), self.coeff_offset()))
+    }
+
+    /// The coded TCP subheader+payload.
+    pub fn payload(&self) -> &[u8] {
+        &self.buffer.as_ref()[self.header_len()..]
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> DataPacket<T> {
+    /// Sets the raw flags byte. Set it (and `n`) before the fields whose offsets depend on it.
+    pub fn set_flags(&mut self, v: u8) {
+        self.buffer.as_mut()[field::FLAGS] = v;
+    }
+
+    /// Sets `n`.
+    pub fn set_count(&mut self, n: u8) {
+        self.buffer.as_mut()[field::COUNT] = n;
+    }
+
+    /// Writes the flow identity and sets or clears the IPV6 flag accordingly.
+    pub fn set_flow(&mut self, flow: &FlowId) {
+        let f = self.flags() & !IPV6_FLAG;
+        let v6 = matches!(flow.ip_version(), IpVersion::V6);
+        self.set_flags(if v6 { f | IPV6_FLAG } else { f });
+        flow.write(&mut self.buffer.as_mut()[FLOW_OFFSET..]);
+    }
+
+    /// Sets Pid.
+    pub fn set_pid(&mut self, v: u32) {
+        let o = self.after_flow() + field::PID;
+        put_u32(self.buffer.as_mut(), o, v);
+    }
+
+    /// Sets Base.
+    pub fn set_base(&mut self, v: u32) {
+        let o = self.after_flow() + field::BASE;
+        put_u32(self.buffer.as_mut(), o, v);
+    }
+
+    /// Sets first_index.
+    pub fn set_first_index(&mut self, v: u32) {
+        let o = self.after_flow() + field::FIRST_INDEX;
+        put_u32(self.buffer.as_mut(), o, v);
+    }
+
+    /// Sets Start_1.
+    pub fn set_start(&mut self, v: u32) {
+        let o = self.after_flow() + field::START;
+        put_u32(self.buffer.as_mut(), o, v);
+    }
+
+    /// Sets the raw `len_i` of packet `i` (0-based).
+    ///
+    /// # Panics
+    /// If `i >= n` or the buffer is too short.
+    pub fn set_len_delta(&mut self, i: usize, v: u16) {
+        assert!(i < self.count(), "packet index out of range");
+        let o = self.len_offset(i);
+        put_u16(self.buffer.as_mut(), o, v);
+    }
+
+    /// Sets the raw `gap_i` of packet `i` (0-based).
+    ///
+    /// # Panics
+    /// Unless `1 <= i < n`, or if the buffer is too short.
+    pub fn set_gap_delta(&mut self, i: usize, v: u16) {
+        assert!(i >= 1 && i < self.count(), "packet index out of range");
+        let o = self.len_offset(i) - 2;
+        put_u16(self.buffer.as_mut(), o, v);
+    }
+
+    /// The explicit coefficients, mutable (empty when SEEDED or SYSTEMATIC).
+    pub fn coefficients_mut(&mut self) -> &mut [u8] {
+        if self.seeded() || self.systematic() {
+            &mut []
+        } else {
+            let (o, n) = (self.coeff_offset(), self.count());
+            &mut self.buffer.as_mut()[o..o + n]
+        }
+    }
+
+    /// Sets the seed (SEEDED must already be set; the seed occupies the coefficient section).
+    pub fn set_seed(&mut self, seed: u32) {
+        let o = self.coeff_offset();
+        put_u32(self.buffer.as_mut(), o, seed);
+    }
+
+    /// The coded payload, mutable.
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        let o = self.header_len();
+        &mut self.buffer.as_mut()[o..]
+    }
+}
+
+/// A validated NC data header.
+///
+/// Fields are public; [`DataRepr::validate`] (called by `emit`) checks the invariants:
+/// `1 <= ranges.len() <= 255`; explicit coefficients one per range; SYSTEMATIC only with one
+/// range; every `End_i - Start_i` and `Start_i - End_{i-1} - 1` (mod 2^32) below 65 536.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DataRepr {
+    /// REDUNDANT: sent beyond the first combination for its arrival (Mitsuzumi et al. §III).
+    pub redundant: bool,
+    /// FLUSH: part of an EOT/PB repair burst (Karafillis et al. §II).
+    pub flush: bool,
+    /// The data direction's flow.
+    pub flow: FlowId,
+    /// Per-flow monotonic packet id (wraps modulo 2^32; Ha & Tsuru §3.1).
+    pub pid: u32,
+    /// TCP sequence number of the oldest un-ACKed byte at the sender (Sundararajan et al.
+    /// §III-B "Base"); the receiver may drop decoded packets ending before it.
+    pub base: u32,
+    /// Coding-buffer symbol index of the first combined packet; packet `i` has index
+    /// `first_index + i` (modulo 2^32).
+    pub first_index: u32,
+    /// Start_i and End_i of each combined packet, in symbol-index order.
+    pub ranges: Vec<SeqRange>,
+    /// The coefficient vector.
+    pub coefficients: Coefficients,
+}
+
+impl DataRepr {
+    /// Checks the invariants listed on the type.
+    pub fn validate(&self) -> Result<()> {
+        let n = self.ranges.len();
+        if !(1..=255).contains(&n) {
+            return Err(WireError::BadCount(n));
+        }
+        match &self.coefficients {
+            Coefficients::Explicit(c) if c.len() != n => {
+                return Err(WireError::CoefficientCount {
+                    expected: n,
+                    got: c.len(),
+                });
+            }
+            Coefficients::Systematic if n != 1 => {
+                return Err(WireError::BadFlags {
+                    flags: self.flags_byte(),
+                    count: n,
+                });
+            }
+            _ => {}
+        }
+        let mut prev_end: Option<u32> = None;
+        for (index, r) in self.ranges.iter().enumerate() {
+            let len_ok = r.end.wrapping_sub(r.start) <= u32::from(u16::MAX);
+            let gap_ok = prev_end.is_none_or(|e| r.start.wrapping_sub(e).wrapping_sub(1) <= 0xFFFF);
+            if !len_ok || !gap_ok {
+                return Err(WireError::RangeNotEncodable { index });
+            }
+            prev_end = Some(r.end);
+        }
+        Ok(())
+    }
+
+    /// The flags byte this header encodes to.
+    pub fn flags_byte(&self) -> u8 {
+        let mut f = 0;
+        if self.redundant {
+            f |= flags::REDUNDANT;
+        }
+        if self.flush {
+            f |= flags::FLUSH;
+        }
+        match self.coefficients {
+            Coefficients::Explicit(_) => {}
+            Coefficients::Seeded(_) => f |= flags::SEEDED,
+            Coefficients::Systematic => f |= flags::SYSTEMATIC,
+        }
+        if matches!(self.flow.ip_version(), IpVersion::V6) {
+            f |= flags::IPV6;
+        }
+        f
+    }
+
+    /// Parses and validates the header of a DATA frame (the payload is `packet.payload()`).
+    pub fn parse<T: AsRef<[u8]>>(packet: &DataPacket<T>) -> Result<DataRepr> {
+        check_preamble(packet.buffer.as_ref(), FrameType::Data)?;
+        packet.check_len()?;
+        let f = packet.flags();
+        if f & flags::RESERVED != 0 {
+            return Err(WireError::ReservedBits(u16::from(f & flags::RESERVED)));
+        }
+        let n = packet.count();
+        let coefficients = match (f & flags::SYSTEMATIC != 0, f & flags::SEEDED != 0) {
+            (true, true) => return Err(WireError::BadFlags { flags: f, count: n }),
+            (true, false) if n != 1 => return Err(WireError::BadFlags { flags: f, count: n }),
+            (true, false) => Coefficients::Systematic,
+            (false, true) => {
+                Coefficients::Seeded(u32_at(packet.buffer.as_ref(), packet.coeff_offset()))
+            }
+            (false, false) => Coefficients::Explicit(packet.coefficients().to_vec()),
+        };
+        Ok(DataRepr {
+            redundant: f & flags::REDUNDANT != 0,
+            flush: f & flags::FLUSH != 0,
+            flow: packet.flow(),
+            pid: packet.pid(),
+            base: packet.base(),
+            first_index: packet.first_index(),
+            ranges: packet.ranges().collect(),
+            coefficients,
+        })
+    }
+
+    /// Header length: the offset of the payload (see [`crate::header_overhead`]).
+    pub fn buffer_len(&self) -> usize {
+        crate::header_overhead(
+            self.ranges.len(),
+            self.coefficients.mode(),
+            self.flow.ip_version(),
+        )
+    }
+
+    /// Writes the header (preamble included) to the start of `packet`, whose buffer must hold at
+    /// least `buffer_len()` bytes; the payload is written separately (`payload_mut`).
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut DataPacket<T>) -> Result<()> {
+        self.validate()?;
+        room(self.buffer_len(), packet.buffer.as_ref().len())?;
+        const { assert!(PREAMBLE_LEN <= field::FLAGS) };
+        write_preamble(packet.buffer.as_mut(), FrameType::Data);
+        packet.set_flags(self.flags_byte());
+        packet.set_count(self.ranges.len() as u8);
+        packet.set_flow(&self.flow);
+        packet.set_pid(self.pid);
+        packet.set_base(self.base);
+        packet.set_first_index(self.first_index);
+        let mut prev_end = 0u32;
+        for (i, r) in self.ranges.iter().enumerate() {
+            if i == 0 {
+                packet.set_start(r.start);
+            } else {
+                packet.set_gap_delta(i, r.start.wrapping_sub(prev_end).wrapping_sub(1) as u16);
+            }
+            packet.set_len_delta(i, r.end.wrapping_sub(r.start) as u16);
+            prev_end = r.end;
+        }
+        match &self.coefficients {
+            Coefficients::Explicit(c) => packet.coefficients_mut().copy_from_slice(c),
+            Coefficients::Seeded(s) => packet.set_seed(*s),
+            Coefficients::Systematic => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,56 @@
+//! Fuzzing driver, shared by the cargo-fuzz target (`fuzz/fuzz_targets/parse_frame.rs`) and a
+//! proptest in the normal test suite. Not part of the stable API.
+
+use crate::{AckPacket, DataPacket, FrameRepr, KeepalivePacket};
+
+/// Parses `data` as a frame; the parse must not panic, and if it succeeds, re-emitting the
+/// representation must reproduce `data` exactly and the zero-copy views must agree with it.
+///
+/// # Panics
+/// When one of those properties is violated (that is the point).
+pub fn parse_any(data: &[u8]) {
+    let Ok(repr) = FrameRepr::parse(data) else {
+        return;
+    };
+    assert_eq!(
+        repr.buffer_len(),
+        data.len(),
+        "buffer_len differs from input length"
+    );
+    let out = match repr.to_vec() {
+        Ok(out) => out,
+        Err(e) => panic!("re-emit of a parsed frame failed: {e}"),
+    };
+    assert_eq!(out, data, "re-emit differs from the parsed input");
+    match &repr {
+        FrameRepr::Data { header, payload } => {
+            let p = match DataPacket::new_checked(data) {
+                Ok(p) => p,
+                Err(e) => panic!("view rejects a parsed DATA frame: {e}"),
+            };
+            assert_eq!(p.header_len(), header.buffer_len());
+            assert_eq!(p.payload(), *payload);
+            assert_eq!(p.count(), header.ranges.len());
+            assert!(p.ranges().eq(header.ranges.iter().copied()));
+            assert_eq!(p.flow(), header.flow);
+            assert_eq!(p.pid(), header.pid);
+        }
+        FrameRepr::Ack(a) => {
+            let p = match AckPacket::new_checked(data) {
+                Ok(p) => p,
+                Err(e) => panic!("view rejects a parsed ACK frame: {e}"),
+            };
+            assert_eq!(p.flags(), a.flags());
+            assert_eq!(p.flow(), a.flow);
+            assert_eq!(p.ack(), a.ack);
+        }
+        FrameRepr::Keepalive(k) => {
+            let p = match KeepalivePacket::new_checked(data) {
+                Ok(p) => p,
+                Err(e) => panic!("view rejects a parsed KEEPALIVE frame: {e}"),
+            };
+            assert_eq!(p.nonce(), k.nonce);
+        }
+        FrameRepr::Bypass(b) => assert_eq!(b.packet(), &data[2..]),
+    }
+}
