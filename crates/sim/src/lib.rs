@@ -26,12 +26,14 @@ mod app;
 pub mod config;
 mod endpoint;
 pub mod engine;
+pub mod nc_box;
 pub mod pathbox;
 pub mod report;
 pub mod tap;
 
 pub use config::{CongestionControl, SimConfig, SimError};
 pub use engine::{run, run_with_boxes};
+pub use nc_box::NcBox;
 pub use pathbox::{Passthrough, PathBox};
 pub use report::{SimOutcome, SimReport};
 pub use tap::TcpCounters;

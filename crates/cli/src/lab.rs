@@ -1,0 +1,460 @@
+//! `tcpnc lab`: the one-machine testbed (wiring only; see the `tcpnc-lab` crate).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use tcpnc_lab::settings::{CodingSettings, Mode, PathSettings, TransferSettings};
+use tcpnc_lab::{Lab, demo, guard, http, measure, progress};
+
+/// Arguments of `tcpnc lab`.
+#[derive(Debug, Clone, Args)]
+pub struct LabArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: LabCommand,
+}
+
+/// `tcpnc lab` subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum LabCommand {
+    /// Plain (gateway coding off) then TCP/NC on the same emulated path.
+    Compare(CompareArgs),
+    /// One transfer in one mode.
+    Run(RunArgs),
+    /// The built-in demonstration: plain reno/cubic/bbr and nc at a few loss rates, a
+    /// table and a plot.
+    Demo(DemoArgs),
+    /// A stock HTTP server (python3 -m http.server) and client (curl) across the tunnel.
+    Http(HttpArgs),
+    /// Remove leftover tcpnc-* namespaces (and the processes in them) of dead lab runs.
+    Clean(CleanArgs),
+    /// (internal) The built-in receiver.
+    #[command(hide = true)]
+    Sink(SinkArgs),
+    /// (internal) The built-in sender.
+    #[command(hide = true)]
+    Source(SourceArgs),
+}
+
+/// The emulated path.
+#[derive(Debug, Clone, Args)]
+pub struct PathArgs {
+    /// Bottleneck rate in Mbit/s (both directions).
+    #[arg(long, default_value_t = 20.0, value_name = "MBIT")]
+    pub rate_mbit: f64,
+    /// One-way delay in ms, applied in both directions.
+    #[arg(long, default_value_t = 20.0, value_name = "MS")]
+    pub delay_ms: f64,
+    /// Loss probability on the data direction (client → server), e.g. 0.1.
+    #[arg(long, default_value_t = 0.1, value_name = "P")]
+    pub loss: f64,
+    /// Drop-tail queue in packets (default: one bandwidth-delay product, at least 32).
+    #[arg(long, value_name = "N")]
+    pub queue_packets: Option<usize>,
+    /// Seed of the path's loss model.
+    #[arg(long, default_value_t = 1)]
+    pub path_seed: u64,
+}
+
+impl PathArgs {
+    fn settings(&self) -> PathSettings {
+        PathSettings {
+            rate_mbit: self.rate_mbit,
+            delay_ms: self.delay_ms,
+            loss: self.loss,
+            queue_packets: self.queue_packets,
+            seed: self.path_seed,
+        }
+    }
+}
+
+/// Kernel congestion control of the sender.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Cc {
+    /// Reno.
+    Reno,
+    /// CUBIC.
+    Cubic,
+    /// BBR.
+    Bbr,
+}
+
+impl Cc {
+    fn name(self) -> &'static str {
+        match self {
+            Cc::Reno => "reno",
+            Cc::Cubic => "cubic",
+            Cc::Bbr => "bbr",
+        }
+    }
+}
+
+/// The transfer.
+#[derive(Debug, Clone, Args)]
+pub struct TransferArgs {
+    /// Bytes to send (suffixes k, M, G, KiB, MiB, GiB).
+    #[arg(long, default_value = "20MB", value_parser = tcpnc_lab::parse_bytes)]
+    pub bytes: u64,
+    /// Sender's congestion control (set per socket with TCP_CONGESTION).
+    #[arg(long, value_enum, default_value = "cubic")]
+    pub cc: Cc,
+    /// Seed of the data.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Bound on each transfer, seconds.
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout_s: f64,
+}
+
+impl TransferArgs {
+    fn settings(&self) -> TransferSettings {
+        TransferSettings {
+            bytes: self.bytes,
+            cc: self.cc.name().to_string(),
+            seed: self.seed,
+            timeout_s: self.timeout_s,
+        }
+    }
+}
+
+/// Coding settings of the nc runs.
+#[derive(Debug, Clone, Args)]
+pub struct CodingArgs {
+    /// Coding window W (packets).
+    #[arg(long, default_value_t = 16)]
+    pub window: u16,
+    /// Redundancy R (default: 1/(1-loss) + 0.03, or 1.0 without loss).
+    #[arg(long)]
+    pub redundancy: Option<f64>,
+    /// Coding scheme: systematic or dense (default: the gateway's).
+    #[arg(long)]
+    pub scheme: Option<String>,
+}
+
+impl CodingArgs {
+    fn settings(&self) -> CodingSettings {
+        CodingSettings {
+            window: self.window,
+            redundancy: self.redundancy,
+            scheme: self.scheme.clone(),
+        }
+    }
+}
+
+/// `tcpnc lab compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub path: PathArgs,
+    #[command(flatten)]
+    pub transfer: TransferArgs,
+    #[command(flatten)]
+    pub coding: CodingArgs,
+    /// Also measure with iperf3 when it is installed.
+    #[arg(long)]
+    pub iperf3: bool,
+    /// Print one JSON object {"plain": {...}, "nc": {...}}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Mode of a single run.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RunMode {
+    /// Through the tunnel, coding off.
+    Plain,
+    /// Through the tunnel, TCP/NC.
+    Nc,
+    /// Routed directly, no tunnel, no impairment (plumbing check).
+    Direct,
+}
+
+/// `tcpnc lab run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// plain, nc or direct.
+    #[arg(long, value_enum, default_value = "nc")]
+    pub mode: RunMode,
+    #[command(flatten)]
+    pub path: PathArgs,
+    #[command(flatten)]
+    pub transfer: TransferArgs,
+    #[command(flatten)]
+    pub coding: CodingArgs,
+    /// Also measure with iperf3 when it is installed.
+    #[arg(long)]
+    pub iperf3: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tcpnc lab demo`.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Directory for tcpnc-demo.png and tcpnc-demo.svg.
+    #[arg(long, default_value = ".")]
+    pub out: PathBuf,
+    /// Bytes per transfer.
+    #[arg(long, default_value = "2MB", value_parser = tcpnc_lab::parse_bytes)]
+    pub bytes: u64,
+    /// Loss rates to measure (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "0,0.05,0.1")]
+    pub losses: Vec<f64>,
+    /// Bottleneck rate in Mbit/s.
+    #[arg(long, default_value_t = 20.0)]
+    pub rate_mbit: f64,
+    /// One-way delay in ms.
+    #[arg(long, default_value_t = 20.0)]
+    pub delay_ms: f64,
+    /// Bound on each transfer, seconds.
+    #[arg(long, default_value_t = 300.0)]
+    pub timeout_s: f64,
+    /// Print the results as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tcpnc lab http`.
+#[derive(Debug, Clone, Args)]
+pub struct HttpArgs {
+    /// plain or nc.
+    #[arg(long, value_enum, default_value = "nc")]
+    pub mode: RunMode,
+    /// Size of the file served.
+    #[arg(long, default_value = "2MB", value_parser = tcpnc_lab::parse_bytes)]
+    pub bytes: u64,
+    #[command(flatten)]
+    pub path: PathArgs,
+    #[command(flatten)]
+    pub coding: CodingArgs,
+    /// Bound on the download, seconds.
+    #[arg(long, default_value_t = 120.0)]
+    pub timeout_s: f64,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tcpnc lab clean`.
+#[derive(Debug, Clone, Args)]
+pub struct CleanArgs {
+    /// Also remove namespaces whose lab process is still running.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `tcpnc lab sink`.
+#[derive(Debug, Clone, Args)]
+pub struct SinkArgs {
+    /// Address to listen on.
+    #[arg(long)]
+    pub listen: SocketAddr,
+    /// Bound on the accept and on each read, seconds.
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout_s: f64,
+    /// Print progress events.
+    #[arg(long)]
+    pub progress: bool,
+}
+
+/// `tcpnc lab source`.
+#[derive(Debug, Clone, Args)]
+pub struct SourceArgs {
+    /// Sink address.
+    #[arg(long)]
+    pub connect: SocketAddr,
+    /// Bytes to send.
+    #[arg(long, value_parser = tcpnc_lab::parse_bytes)]
+    pub bytes: u64,
+    /// Congestion control.
+    #[arg(long, value_enum)]
+    pub cc: Cc,
+    /// Data seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Bound on the connect and on each write or read, seconds.
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout_s: f64,
+    /// Print progress events.
+    #[arg(long)]
+    pub progress: bool,
+}
+
+fn secs(s: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(s).context("--timeout-s must be a positive number of seconds")
+}
+
+fn mode(m: RunMode) -> Mode {
+    match m {
+        RunMode::Plain => Mode::Plain,
+        RunMode::Nc => Mode::Nc,
+        RunMode::Direct => Mode::Direct,
+    }
+}
+
+fn new_lab() -> Result<Lab> {
+    guard::require_root()?;
+    Ok(Lab::new(tcpnc_lab::tcpnc_exe()?)?)
+}
+
+/// Runs `tcpnc lab`.
+pub fn run(args: LabArgs) -> Result<()> {
+    match args.command {
+        LabCommand::Sink(a) => std::process::exit(tcpnc_lab::sink_main(
+            a.listen,
+            secs(a.timeout_s)?,
+            a.progress,
+        )),
+        LabCommand::Source(a) => std::process::exit(tcpnc_lab::source_main(
+            a.connect,
+            a.bytes,
+            a.cc.name(),
+            a.seed,
+            secs(a.timeout_s)?,
+            a.progress,
+        )),
+        LabCommand::Clean(a) => {
+            let r = guard::clean(a.force)?;
+            for ns in &r.deleted {
+                println!("deleted {ns}");
+            }
+            for ns in &r.kept_live {
+                println!("kept {ns} (its lab process is running; --force removes it)");
+            }
+            for d in &r.deleted_dirs {
+                println!("deleted {}", d.display());
+            }
+            if r.deleted.is_empty() && r.kept_live.is_empty() && r.deleted_dirs.is_empty() {
+                println!("nothing to clean");
+            }
+            Ok(())
+        }
+        LabCommand::Compare(a) => compare(a),
+        LabCommand::Run(a) => run_one(a),
+        LabCommand::Demo(a) => run_demo(a),
+        LabCommand::Http(a) => run_http(a),
+    }
+}
+
+fn compare(a: CompareArgs) -> Result<()> {
+    let lab = new_lab()?;
+    let bar = progress::bar(!a.json);
+    let (path, coding, t) = (
+        a.path.settings(),
+        a.coding.settings(),
+        a.transfer.settings(),
+    );
+    let c = measure::compare(&lab, &path, &coding, &t, a.iperf3, &bar)?;
+    bar.finish_and_clear();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        println!(
+            "path {} Mbit/s, {} ms one way, loss {} on the data direction; {} bytes, {}",
+            path.rate_mbit, path.delay_ms, path.loss, t.bytes, t.cc
+        );
+        println!("{}", measure::describe("plain", &c.plain));
+        println!("{}", measure::describe("nc", &c.nc));
+        println!(
+            "nc / plain goodput: {:.2}x (limit C(1-p) = {:.2} Mbit/s)",
+            c.speedup(),
+            path.limit_mbit()
+        );
+    }
+    if !(c.plain.transfer.integrity_ok && c.nc.transfer.integrity_ok) {
+        bail!("integrity check failed (sha256 or byte count differ)");
+    }
+    Ok(())
+}
+
+fn run_one(a: RunArgs) -> Result<()> {
+    let lab = new_lab()?;
+    let bar = progress::bar(!a.json);
+    let m = mode(a.mode);
+    bar.set_prefix(format!("{} {}", m.name(), a.transfer.cc.name()));
+    let r = measure::measure(
+        &lab,
+        m,
+        &a.path.settings(),
+        &a.coding.settings(),
+        &a.transfer.settings(),
+        a.iperf3,
+        &bar,
+    )?;
+    bar.finish_and_clear();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!("{}", measure::describe(m.name(), &r));
+    }
+    if !r.transfer.integrity_ok {
+        bail!("integrity check failed (sha256 or byte count differ)");
+    }
+    Ok(())
+}
+
+fn run_demo(a: DemoArgs) -> Result<()> {
+    let plan = demo::Plan {
+        rate_mbit: a.rate_mbit,
+        delay_ms: a.delay_ms,
+        losses: a.losses.clone(),
+        bytes: a.bytes,
+        timeout_s: a.timeout_s,
+    };
+    let lab = new_lab()?;
+    if !a.json {
+        println!("{}", demo::intro(&plan));
+    }
+    let bar = progress::bar(!a.json);
+    let rows = demo::run(&lab, &plan, &bar)?;
+    bar.finish_and_clear();
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let files = tcpnc_lab::plot::write_plots(&plan, &rows, &a.out, "tcpnc-demo")?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&demo::to_json(&plan, &rows, &files))?
+        );
+    } else {
+        println!("{}", demo::table(&plan, &rows));
+        for f in &files {
+            println!("plot written to {}", f.display());
+        }
+    }
+    if rows.iter().any(|r| !r.measurement.transfer.integrity_ok) {
+        bail!("integrity check failed in at least one run");
+    }
+    Ok(())
+}
+
+fn run_http(a: HttpArgs) -> Result<()> {
+    let lab = new_lab()?;
+    let r = http::http_download(
+        &lab,
+        mode(a.mode),
+        &a.path.settings(),
+        &a.coding.settings(),
+        a.bytes,
+        a.timeout_s,
+    )?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!(
+            "curl fetched {} bytes from python3 -m http.server across the {} tunnel in {:.2} s ({:.2} Mbit/s); sha256 {}",
+            r.bytes_received,
+            r.mode,
+            r.seconds,
+            r.goodput_mbit,
+            if r.integrity_ok { "matches" } else { "DIFFERS" }
+        );
+    }
+    if !r.integrity_ok {
+        bail!("the downloaded file differs from the served one");
+    }
+    Ok(())
+}

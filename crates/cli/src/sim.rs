@@ -1,0 +1,312 @@
+//! `tcpnc sim`: one deterministic virtual-time bulk transfer, printed as a summary or JSON.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::ValueEnum;
+use serde_json::{Value, json};
+use tcpnc_proto::{CodingScheme, EngineConfig, RedundancyPolicy};
+use tcpnc_sim::nc_box::NcBox;
+use tcpnc_sim::tcpnc_link::{LinkStats, LossModel, LossPosition, QueueLimit};
+use tcpnc_sim::{CongestionControl, SimConfig, SimReport};
+
+/// What runs beside each TCP endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// TCP/NC engines on both sides of the link.
+    Nc,
+    /// IP packets cross the link unchanged.
+    Plain,
+}
+
+/// TCP congestion control of both endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Cc {
+    /// Reno (RFC 5681).
+    Reno,
+    /// CUBIC.
+    Cubic,
+    /// None (receiver window only).
+    None,
+}
+
+/// Arguments of `tcpnc sim`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SimArgs {
+    /// Path mode.
+    #[arg(long, value_enum, default_value_t = Mode::Plain)]
+    pub mode: Mode,
+    /// Congestion control.
+    #[arg(long, value_enum, default_value_t = Cc::Reno)]
+    pub cc: Cc,
+    /// Bottleneck rate of both directions, Mbit/s.
+    #[arg(long, default_value_t = 10.0)]
+    pub rate_mbit: f64,
+    /// One-way propagation delay of both directions, ms.
+    #[arg(long, default_value_t = 20.0)]
+    pub delay_ms: f64,
+    /// Mean loss probability on the data (forward) direction.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Mean loss burst length in packets: > 1 uses a Gilbert-Elliott model with mean
+    /// loss `--loss`; 1 (default) uses Bernoulli loss.
+    #[arg(long, default_value_t = 1.0)]
+    pub burst: f64,
+    /// Bernoulli loss probability on the ACK (reverse) direction.
+    #[arg(long, default_value_t = 0.0)]
+    pub reverse_loss: f64,
+    /// Apply loss before the queue instead of after it.
+    #[arg(long)]
+    pub loss_before_queue: bool,
+    /// Drop-tail queue limit in packets (both directions).
+    #[arg(long, default_value_t = 1000)]
+    pub queue_packets: usize,
+    /// Uniform jitter bound, ms (both directions).
+    #[arg(long, default_value_t = 0.0)]
+    pub jitter_ms: f64,
+    /// Let jitter reorder packets.
+    #[arg(long)]
+    pub reorder: bool,
+    /// Bytes to transfer.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub bytes: u64,
+    /// Master seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// IP MTU of the TCP endpoints.
+    #[arg(long, default_value_t = 1500)]
+    pub mtu: usize,
+    /// Socket send and receive buffer size, KiB.
+    #[arg(long, default_value_t = 1024)]
+    pub buffer_kib: usize,
+    /// Delayed-ACK timeout, ms (0 = ACK immediately).
+    #[arg(long, default_value_t = 10)]
+    pub ack_delay_ms: u64,
+    /// Virtual time limit, s.
+    #[arg(long, default_value_t = 600.0)]
+    pub max_sim_s: f64,
+    /// Coding window W in packets (nc mode; §III-C of the implementation paper).
+    #[arg(long, default_value_t = 16)]
+    pub window: usize,
+    /// Redundancy factor R: coded packets sent per TCP segment on average (nc mode; §II-B).
+    /// Default: about 1/(1 − loss) plus a margin, see `default_redundancy`.
+    #[arg(long)]
+    pub redundancy: Option<f64>,
+    /// Coding scheme (nc mode).
+    #[arg(long, value_enum, default_value_t = Scheme::Dense)]
+    pub scheme: Scheme,
+    /// Print one JSON object instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Coding scheme of the engines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scheme {
+    /// Every packet is a random combination of the coding window.
+    Dense,
+    /// Each new segment is first sent uncoded; repairs are combinations.
+    Systematic,
+}
+
+/// R when none is given: enough combinations that, after a loss rate `p`, about 1 + 5 % + 2·p
+/// innovative ones arrive per segment (the paper's 1/(1 − p) is the bare minimum; its
+/// experiment found the best R above it, §VI), capped at the engine's maximum of 16.
+pub fn default_redundancy(loss: f64) -> f64 {
+    let p = loss.clamp(0.0, 0.9);
+    ((1.05 + 2.0 * p) / (1.0 - p)).clamp(1.0, 16.0)
+}
+
+/// The TCP/NC engine configuration of `tcpnc sim --mode nc`.
+pub fn engine_config(args: &SimArgs) -> EngineConfig {
+    EngineConfig {
+        coding_window: args.window,
+        redundancy: RedundancyPolicy::Fixed(
+            args.redundancy
+                .unwrap_or_else(|| default_redundancy(args.loss)),
+        ),
+        scheme: match args.scheme {
+            Scheme::Dense => CodingScheme::Dense,
+            Scheme::Systematic => CodingScheme::Systematic,
+        },
+        tunnel_mtu: args.mtu.saturating_sub(tcpnc_sim::nc_box::OUTER_HEADER_LEN),
+        ..EngineConfig::default()
+    }
+}
+
+/// Builds the simulator configuration from the arguments.
+pub fn config(args: &SimArgs) -> Result<SimConfig> {
+    if !(args.rate_mbit > 0.0 && args.rate_mbit.is_finite()) {
+        bail!("--rate-mbit must be > 0");
+    }
+    let loss = if args.burst > 1.0 {
+        LossModel::gilbert_elliott_from_mean(args.loss, args.burst)?
+    } else {
+        LossModel::bernoulli(args.loss)
+    };
+    let mut cfg = SimConfig::new()
+        .with_bytes(args.bytes)
+        .with_seed(args.seed)
+        .with_cc(match args.cc {
+            Cc::Reno => CongestionControl::Reno,
+            Cc::Cubic => CongestionControl::Cubic,
+            Cc::None => CongestionControl::None,
+        })
+        .with_rate_bps((args.rate_mbit * 1e6).round() as u64)
+        .with_delay(secs(args.delay_ms / 1e3, "--delay-ms")?)
+        .with_forward_loss(loss)
+        .with_reverse_loss(LossModel::bernoulli(args.reverse_loss))
+        .with_loss_position(if args.loss_before_queue {
+            LossPosition::BeforeQueue
+        } else {
+            LossPosition::AfterQueue
+        })
+        .with_queue(QueueLimit::Packets(args.queue_packets))
+        .with_max_sim_time(secs(args.max_sim_s, "--max-sim-s")?);
+    let jitter = secs(args.jitter_ms / 1e3, "--jitter-ms")?;
+    cfg.forward = cfg.forward.with_jitter(jitter, args.reorder);
+    cfg.reverse = cfg.reverse.with_jitter(jitter, args.reorder);
+    cfg.mtu = args.mtu;
+    cfg.rx_buffer = args.buffer_kib.saturating_mul(1024);
+    cfg.tx_buffer = cfg.rx_buffer;
+    cfg.ack_delay = (args.ack_delay_ms > 0).then(|| Duration::from_millis(args.ack_delay_ms));
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+fn secs(s: f64, name: &str) -> Result<Duration> {
+    Duration::try_from_secs_f64(s).with_context(|| format!("{name} must be a non-negative number"))
+}
+
+/// Runs `tcpnc sim`.
+pub fn run(args: &SimArgs) -> Result<()> {
+    let cfg = config(args)?;
+    let start = Instant::now();
+    let report = match args.mode {
+        Mode::Plain => tcpnc_sim::run(&cfg)?,
+        Mode::Nc => {
+            let engine = engine_config(args);
+            let mut client = NcBox::new(engine.clone(), args.seed ^ 0x6e63_2d63_6c69_656e)
+                .context("invalid engine configuration")?;
+            let mut server = NcBox::new(engine, args.seed ^ 0x6e63_2d73_6572_7665)
+                .context("invalid engine configuration")?;
+            tcpnc_sim::run_with_boxes(&cfg, &mut client, &mut server)?
+        }
+    };
+    let wall_s = start.elapsed().as_secs_f64();
+    if args.json {
+        let mut v = report_json(&report);
+        v["mode"] = json!(match args.mode {
+            Mode::Plain => "plain",
+            Mode::Nc => "nc",
+        });
+        // Flat counters named by the issue: coded sent, redundant sent, innovative received,
+        // NC-ACKs, TCP retransmissions.
+        let c = &report.client_box;
+        let s = &report.server_box;
+        let get = |m: &std::collections::BTreeMap<String, u64>, k: &str| m.get(k).copied();
+        v["coded_sent"] = json!(get(c, "data_sent"));
+        v["redundant_sent"] = json!(get(c, "redundant_sent"));
+        v["innovative_received"] = json!(get(s, "innovative_received"));
+        v["nc_acks"] = json!(get(s, "acks_sent"));
+        v["tcp_retransmissions"] = json!(report.tcp.retransmissions);
+        v["wall_s"] = json!(wall_s);
+        v["config"] = json!({
+            "cc": format!("{:?}", args.cc).to_lowercase(),
+            "rate_mbit": args.rate_mbit,
+            "delay_ms": args.delay_ms,
+            "loss": args.loss,
+            "burst": args.burst,
+            "reverse_loss": args.reverse_loss,
+            "loss_before_queue": args.loss_before_queue,
+            "queue_packets": args.queue_packets,
+            "jitter_ms": args.jitter_ms,
+            "reorder": args.reorder,
+            "bytes": args.bytes,
+            "seed": args.seed,
+            "mtu": args.mtu,
+            "buffer_kib": args.buffer_kib,
+            "ack_delay_ms": args.ack_delay_ms,
+            "max_sim_s": args.max_sim_s,
+            "window": args.window,
+            "redundancy": args.redundancy.unwrap_or_else(|| default_redundancy(args.loss)),
+            "scheme": format!("{:?}", args.scheme).to_lowercase(),
+        });
+        println!("{v}");
+    } else {
+        print_summary(&report, wall_s);
+    }
+    Ok(())
+}
+
+/// The report as a JSON object (everything but the run's configuration and wall time).
+pub fn report_json(r: &SimReport) -> Value {
+    json!({
+        "outcome": r.outcome.as_str(),
+        "goodput_mbit": r.goodput_mbit,
+        "completion_s": r.completion_s,
+        "integrity_ok": r.integrity_ok,
+        "bytes_requested": r.bytes_requested,
+        "bytes_written": r.bytes_written,
+        "bytes_delivered": r.bytes_delivered,
+        "sha256_sent": hex(&r.sha256_sent),
+        "sha256_received": hex(&r.sha256_received),
+        "tcp": {
+            "data_segments": r.tcp.data_segments,
+            "retransmissions": r.tcp.retransmissions,
+            "retransmitted_bytes": r.tcp.retransmitted_bytes,
+            "acks": r.tcp.acks,
+            "dup_acks": r.tcp.dup_acks,
+        },
+        "forward": link_json(&r.forward),
+        "reverse": link_json(&r.reverse),
+        "client_box": r.client_box,
+        "server_box": r.server_box,
+        "steps": r.steps,
+    })
+}
+
+fn link_json(s: &LinkStats) -> Value {
+    json!({
+        "sent": s.sent,
+        "sent_bytes": s.sent_bytes,
+        "delivered": s.delivered,
+        "delivered_bytes": s.delivered_bytes,
+        "dropped_loss": s.dropped_loss,
+        "dropped_queue": s.dropped_queue,
+        "duplicated": s.duplicated,
+        "corrupted": s.corrupted,
+        "max_queue_packets": s.max_queue_packets,
+        "max_queue_bytes": s.max_queue_bytes,
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn print_summary(r: &SimReport, wall_s: f64) {
+    println!(
+        "outcome {}  integrity {}",
+        r.outcome.as_str(),
+        if r.integrity_ok { "ok" } else { "FAILED" }
+    );
+    println!(
+        "goodput {:.3} Mbit/s  completion {:.3} s (virtual)  wall {:.3} s",
+        r.goodput_mbit, r.completion_s, wall_s
+    );
+    println!(
+        "bytes {}/{} delivered  tcp: {} data segments, {} retransmissions, {} dup ACKs",
+        r.bytes_delivered,
+        r.bytes_requested,
+        r.tcp.data_segments,
+        r.tcp.retransmissions,
+        r.tcp.dup_acks
+    );
+    for (name, s) in [("forward", &r.forward), ("reverse", &r.reverse)] {
+        println!(
+            "{name}: sent {} delivered {} lost {} queue-dropped {} max-queue {} pkts",
+            s.sent, s.delivered, s.dropped_loss, s.dropped_queue, s.max_queue_packets
+        );
+    }
+}

@@ -1,0 +1,72 @@
+//! `tcpnc up`: run a gateway from a config file until SIGINT/SIGTERM.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use tcpnc_gateway::Config;
+use tcpnc_gateway::up::{UpOptions, up};
+
+/// Arguments of `tcpnc up`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct UpArgs {
+    /// Gateway configuration (TOML; see docs/gateway.md).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: PathBuf,
+    /// Stats snapshot file (default: interface.stats_file, or /run/tcpnc/<ifname>.json).
+    #[arg(long, value_name = "FILE")]
+    pub stats_file: Option<PathBuf>,
+    /// Seconds between stats snapshots.
+    #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+    pub stats_interval: f64,
+    /// Only parse and validate the configuration, then exit.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// Runs `tcpnc up`.
+pub fn run(args: &UpArgs) -> Result<()> {
+    let config = Config::load(&args.config)
+        .with_context(|| format!("bad config {}", args.config.display()))?;
+    if args.check {
+        println!(
+            "{}: ok ({} peer(s), coding {:?})",
+            args.config.display(),
+            config.peers.len(),
+            config.coding.mode
+        );
+        return Ok(());
+    }
+    anyhow::ensure!(
+        args.stats_interval.is_finite() && args.stats_interval > 0.0,
+        "--stats-interval must be a positive number of seconds"
+    );
+    let stop = tcpnc_gateway::shutdown::shutdown_flag()?;
+    let opts = UpOptions {
+        stats_file: args.stats_file.clone(),
+        stats_interval: Duration::from_secs_f64(args.stats_interval),
+    };
+    let stats_path = opts
+        .stats_file
+        .clone()
+        .unwrap_or_else(|| config.interface.stats_file.clone());
+    eprintln!(
+        "tcpnc up: {} {} listening on {}, {} peer(s), stats in {}",
+        config.interface.name,
+        config.interface.address,
+        config.interface.listen,
+        config.peers.len(),
+        stats_path.display()
+    );
+    let snapshot = up(&config, &opts, stop)?;
+    eprintln!(
+        "tcpnc up: {} stopped after {:.1} s; tun rx {} tx {} packets, udp rx {} tx {} datagrams",
+        snapshot.interface,
+        snapshot.uptime_secs,
+        snapshot.gateway.tun_rx_packets,
+        snapshot.gateway.tun_tx_packets,
+        snapshot.gateway.udp_rx_datagrams,
+        snapshot.gateway.udp_tx_datagrams
+    );
+    Ok(())
+}

@@ -1,0 +1,260 @@
+//! `tcpnc lab` end to end: namespaces, gateways, relay, built-in source/sink.
+//!
+//! These need root (network namespaces, veth, TUN) and `ip`; elsewhere each test prints why
+//! it skips and passes. Everything runs inside namespaces the lab creates; every loop is
+//! bounded.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tcpnc");
+
+/// Whether this process is root and `ip` is present; prints why not.
+fn lab_capable(test: &str) -> bool {
+    let uid = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(str::to_string))
+        })
+        .unwrap_or_default();
+    if uid != "0" {
+        eprintln!(
+            "skipping {test}: tcpnc lab needs root (network namespaces); run the tests as root"
+        );
+        return false;
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        eprintln!("skipping {test}: the `ip` command (iproute2) is not installed");
+        return false;
+    }
+    true
+}
+
+fn tcpnc(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("run tcpnc")
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "tcpnc failed: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
+}
+
+/// Namespaces whose name starts with `tcpnc-<pid>-`.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("tcpnc-{pid}-");
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn refuses_clearly_without_root() {
+    let out = if lab_capable("refuses_clearly_without_root (as root: drop to nobody)") {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("skipping refuses_clearly_without_root: setpriv is not installed");
+            return;
+        }
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+            .args(["lab", "compare", "--bytes", "1MB"])
+            .output()
+            .expect("run setpriv")
+    } else {
+        tcpnc(&["lab", "compare", "--bytes", "1MB"])
+    };
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tcpnc lab needs root"), "stderr: {err}");
+}
+
+#[test]
+fn direct_transfer_is_checked_end_to_end() {
+    if !lab_capable("direct_transfer_is_checked_end_to_end") {
+        return;
+    }
+    let v = json_of(&tcpnc(&[
+        "lab",
+        "run",
+        "--mode",
+        "direct",
+        "--bytes",
+        "3MB",
+        "--cc",
+        "reno",
+        "--timeout-s",
+        "30",
+        "--json",
+    ]));
+    assert_eq!(v["integrity_ok"], true);
+    assert_eq!(v["bytes_received"], 3_000_000);
+    assert_eq!(v["sha256_sent"], v["sha256_received"]);
+    assert_eq!(v["cc"], "reno");
+    assert!(v["goodput_mbit"].as_f64().unwrap() > 0.0);
+}
+
+/// The CI comparison: 20 Mbit/s, 20 ms one way, 10% loss on the data direction, cubic.
+/// Asserts integrity and a wide margin of nc over plain (a property, not a timing).
+#[test]
+fn nc_beats_plain_by_a_wide_margin_at_10pct_loss() {
+    if !lab_capable("nc_beats_plain_by_a_wide_margin_at_10pct_loss") {
+        return;
+    }
+    let v = json_of(&tcpnc(&[
+        "lab",
+        "compare",
+        "--rate-mbit",
+        "20",
+        "--delay-ms",
+        "20",
+        "--loss",
+        "0.1",
+        "--bytes",
+        "2MB",
+        "--cc",
+        "cubic",
+        "--timeout-s",
+        "90",
+        "--json",
+    ]));
+    let obj = v.as_object().expect("object");
+    assert_eq!(obj.len(), 2, "exactly plain and nc: {:?}", obj.keys());
+    for k in ["plain", "nc"] {
+        let r = &v[k];
+        assert_eq!(r["integrity_ok"], true, "{k} integrity");
+        for f in [
+            "goodput_mbit",
+            "completion_s",
+            "retransmits",
+            "gateways",
+            "link",
+        ] {
+            assert!(!r[f].is_null(), "{k}.{f} missing");
+        }
+        assert_eq!(r["settings"]["mode"], k);
+    }
+    assert_eq!(v["plain"]["gateways"]["client"]["mode"], "off");
+    assert_eq!(v["nc"]["gateways"]["client"]["mode"], "nc");
+    let plain = v["plain"]["goodput_mbit"].as_f64().unwrap();
+    let nc = v["nc"]["goodput_mbit"].as_f64().unwrap();
+    assert!(
+        nc >= 3.0 * plain,
+        "nc {nc:.2} Mbit/s is not well above plain {plain:.2} Mbit/s"
+    );
+}
+
+#[test]
+fn interrupt_removes_everything() {
+    if !lab_capable("interrupt_removes_everything") {
+        return;
+    }
+    let mut child = Command::new(BIN)
+        .args([
+            "lab",
+            "compare",
+            "--loss",
+            "0.1",
+            "--bytes",
+            "50MB",
+            "--timeout-s",
+            "60",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn tcpnc");
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while namespaces_of(pid).len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        namespaces_of(pid).len(),
+        3,
+        "the lab did not create its namespaces"
+    );
+    // Let the gateways and relay start too.
+    std::thread::sleep(Duration::from_secs(2));
+    let _ = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("tcpnc lab did not exit after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    assert!(
+        namespaces_of(pid).is_empty(),
+        "left {:?}",
+        namespaces_of(pid)
+    );
+    let dir = std::env::temp_dir();
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("tcpnc-lab-{pid}-"))
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "scratch directories left behind");
+}
+
+#[test]
+fn clean_removes_leftover_namespaces() {
+    if !lab_capable("clean_removes_leftover_namespaces") {
+        return;
+    }
+    // A pid that cannot be running (above the kernel's pid_max limit of 2^22).
+    let name = "tcpnc-4194305-0-cli";
+    struct Remove(&'static str);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = Command::new("ip")
+                .args(["netns", "delete", self.0])
+                .output();
+        }
+    }
+    let _guard = Remove(name);
+    assert!(
+        Command::new("ip")
+            .args(["netns", "add", name])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = tcpnc(&["lab", "clean"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(name));
+    assert!(!std::path::Path::new("/run/netns").join(name).exists());
+}

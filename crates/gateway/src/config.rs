@@ -1,0 +1,591 @@
+//! The gateway configuration file (`tcpnc up --config FILE`): WireGuard-like TOML.
+//!
+//! Parsing is two-step: serde reads [`RawConfig`] (strings, unknown keys rejected), then
+//! [`RawConfig::validate`] turns it into a typed [`Config`], naming the offending key and the
+//! reason for every rejection. See `docs/gateway.md` for the reference and an example.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::cidr::Cidr;
+
+/// Smallest accepted TUN MTU (the IPv4 minimum datagram size every host must accept).
+pub const MIN_MTU: u16 = 576;
+/// Largest accepted coding window W (packets combined per coded packet).
+pub const MAX_WINDOW: u16 = 255;
+/// Largest accepted redundancy R.
+pub const MAX_REDUNDANCY: f64 = 16.0;
+/// Bytes of outer IPv4 + UDP headers around every tunnel datagram.
+pub const OUTER_HEADER_V4: usize = 28;
+/// Bytes of outer IPv6 + UDP headers around every tunnel datagram.
+pub const OUTER_HEADER_V6: usize = 48;
+/// Smallest coded TCP segment a tunnel datagram must carry: the 16-byte TCP subheader (ports
+/// travel in the flow identity) plus the engine's minimum MSS of 64 bytes.
+pub const MIN_CODED_SEGMENT: usize = 16 + 64;
+
+/// Upper bound of the NC data header for a window of `w` packets: the wire format's overhead
+/// with explicit coefficients and an IPv6 flow identity (`docs/wire.md`: 54 + 5 bytes per
+/// combined packet), the largest of its variants.
+pub fn nc_header_bound(w: u16) -> usize {
+    54 + 5 * usize::from(w)
+}
+
+/// A configuration error: which key, and why.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed, has an unknown key, or a value of the wrong type.
+    #[error("config is not valid TOML for tcpnc: {0}")]
+    Syntax(String),
+    /// A value is well-formed but not acceptable.
+    #[error("config key `{key}`: {reason}")]
+    Invalid {
+        /// Dotted path of the key, e.g. `peer[1].allowed_ips[0]`.
+        key: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+}
+
+impl ConfigError {
+    fn invalid(key: impl Into<String>, reason: impl Into<String>) -> Self {
+        ConfigError::Invalid {
+            key: key.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The offending key, for [`ConfigError::Invalid`].
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::Invalid { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+}
+
+/// The file as written (strings; checked by [`RawConfig::validate`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// `[interface]`.
+    pub interface: RawInterface,
+    /// `[coding]` (optional; defaults to NC with W = 16, R = 1.0, systematic).
+    #[serde(default)]
+    pub coding: RawCoding,
+    /// `[[peer]]`, at least one.
+    #[serde(default)]
+    pub peer: Vec<RawPeer>,
+}
+
+/// `[interface]` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInterface {
+    /// TUN device name.
+    pub name: String,
+    /// Local tunnel address with prefix, e.g. `10.77.0.1/24`.
+    pub address: String,
+    /// TUN MTU (default 1400).
+    pub mtu: Option<u16>,
+    /// Local UDP `addr:port`.
+    pub listen: String,
+    /// MTU of the underlying path (default 1500).
+    pub path_mtu: Option<u16>,
+    /// Add routes for allowed_ips outside `address` (default true).
+    pub routes: Option<bool>,
+    /// Stats file (default `/run/tcpnc/<name>.json`).
+    pub stats_file: Option<String>,
+    /// Bound of the gateway's input queue in packets (default 4096).
+    pub queue_packets: Option<usize>,
+}
+
+/// `[coding]` as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCoding {
+    /// `"nc"` or `"off"`.
+    pub mode: Option<String>,
+    /// Coding window W.
+    pub window: Option<u16>,
+    /// Redundancy R.
+    pub redundancy: Option<f64>,
+    /// `"dense"` or `"systematic"`.
+    pub scheme: Option<String>,
+    /// Coding buffer limit in packets per peer.
+    pub buffer_packets: Option<usize>,
+    /// Coding buffer limit in bytes per peer.
+    pub buffer_bytes: Option<usize>,
+    /// Base seed for the engines' coefficient generators.
+    pub seed: Option<u64>,
+    /// `"explicit"` (one byte per combined packet) or `"seeded"` (a seed in the header).
+    pub coefficients: Option<String>,
+}
+
+/// `[[peer]]` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPeer {
+    /// Optional display name.
+    pub name: Option<String>,
+    /// Peer UDP `addr:port`.
+    pub endpoint: String,
+    /// Destination prefixes routed to this peer.
+    pub allowed_ips: Vec<String>,
+    /// Send an empty keepalive datagram this often (seconds; 0 or absent = only at start).
+    pub keepalive_secs: Option<u64>,
+}
+
+/// Coding on or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// TCP/NC.
+    Nc,
+    /// Same tunnel, packets carried uncoded (baseline).
+    Off,
+}
+
+/// Coding scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    /// Every coded packet is a random combination of the window.
+    Dense,
+    /// Each new segment is first sent uncoded, then combinations.
+    Systematic,
+}
+
+/// How coefficient vectors travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Coefficients {
+    /// One byte per combined packet.
+    Explicit,
+    /// A seed for the codec's specified generator.
+    Seeded,
+}
+
+/// A validated `[interface]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interface {
+    /// TUN name.
+    pub name: String,
+    /// Local tunnel address and prefix.
+    pub address: Cidr,
+    /// TUN MTU.
+    pub mtu: u16,
+    /// UDP listen address.
+    pub listen: SocketAddr,
+    /// Underlying path MTU.
+    pub path_mtu: u16,
+    /// Whether to add routes for allowed_ips.
+    pub routes: bool,
+    /// Stats snapshot file.
+    pub stats_file: PathBuf,
+    /// Input queue bound (packets).
+    pub queue_packets: usize,
+}
+
+/// A validated `[coding]`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Coding {
+    /// On or off.
+    pub mode: Mode,
+    /// Coding window W.
+    pub window: u16,
+    /// Redundancy R (>= 1).
+    pub redundancy: f64,
+    /// Dense or systematic.
+    pub scheme: Scheme,
+    /// Explicit or seeded coefficients.
+    pub coefficients: Coefficients,
+    /// Coding buffer limit (packets).
+    pub buffer_packets: usize,
+    /// Coding buffer limit (bytes).
+    pub buffer_bytes: usize,
+    /// Base seed; peer `i` uses `seed + i`.
+    pub seed: u64,
+}
+
+/// A validated `[[peer]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Peer {
+    /// Display name (`peer<i>` when absent).
+    pub name: String,
+    /// UDP endpoint.
+    pub endpoint: SocketAddr,
+    /// Prefixes routed to this peer.
+    pub allowed_ips: Vec<Cidr>,
+    /// Keepalive period in seconds (0 = only the start-up probe).
+    pub keepalive_secs: u64,
+}
+
+/// A validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `[interface]`.
+    pub interface: Interface,
+    /// `[coding]`.
+    pub coding: Coding,
+    /// `[[peer]]`.
+    pub peers: Vec<Peer>,
+}
+
+impl Config {
+    /// Reads, parses and validates a file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::parse(&text)
+    }
+
+    /// Parses and validates TOML text.
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let raw: RawConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+        raw.validate()
+    }
+
+    /// Bytes available for one tunnel datagram's UDP payload on the underlying path.
+    pub fn tunnel_payload(&self) -> usize {
+        let outer = if self.interface.listen.is_ipv4() {
+            OUTER_HEADER_V4
+        } else {
+            OUTER_HEADER_V6
+        };
+        usize::from(self.interface.path_mtu).saturating_sub(outer)
+    }
+}
+
+fn parse_cidr(key: &str, s: &str) -> Result<Cidr, ConfigError> {
+    s.parse::<Cidr>()
+        .map_err(|e| ConfigError::invalid(key, e.to_string()))
+}
+
+fn parse_sockaddr(key: &str, s: &str) -> Result<SocketAddr, ConfigError> {
+    s.trim().parse::<SocketAddr>().map_err(|_| {
+        ConfigError::invalid(
+            key,
+            format!("'{s}' is not IP:PORT (IPv6 as [addr]:port; host names are not resolved)"),
+        )
+    })
+}
+
+impl RawConfig {
+    /// Checks every value and builds the typed [`Config`].
+    pub fn validate(self) -> Result<Config, ConfigError> {
+        let interface = self.interface.validate()?;
+        let coding = self.coding.validate(&interface)?;
+        if self.peer.is_empty() {
+            return Err(ConfigError::invalid(
+                "peer",
+                "at least one [[peer]] is required",
+            ));
+        }
+        let mut peers: Vec<Peer> = Vec::with_capacity(self.peer.len());
+        for (i, raw) in self.peer.into_iter().enumerate() {
+            let p = raw.validate(i, &interface)?;
+            for (j, other) in peers.iter().enumerate() {
+                if other.endpoint == p.endpoint {
+                    return Err(ConfigError::invalid(
+                        format!("peer[{i}].endpoint"),
+                        format!(
+                            "{} is also the endpoint of peer[{j}] (\"{}\"); datagrams are matched to peers by endpoint",
+                            p.endpoint, other.name
+                        ),
+                    ));
+                }
+                for (k, a) in p.allowed_ips.iter().enumerate() {
+                    if let Some(b) = other.allowed_ips.iter().find(|b| a.overlaps(b)) {
+                        return Err(ConfigError::invalid(
+                            format!("peer[{i}].allowed_ips[{k}]"),
+                            format!(
+                                "{a} overlaps {b} of peer[{j}] (\"{}\"); each destination must belong to one peer",
+                                other.name
+                            ),
+                        ));
+                    }
+                }
+            }
+            peers.push(p);
+        }
+        if interface.routes {
+            for (i, p) in peers.iter().enumerate() {
+                for (k, c) in p.allowed_ips.iter().enumerate() {
+                    if let Some(q) = peers.iter().find(|q| c.contains(q.endpoint.ip())) {
+                        return Err(ConfigError::invalid(
+                            format!("peer[{i}].allowed_ips[{k}]"),
+                            format!(
+                                "{c} contains the endpoint {} of peer \"{}\": routing it into the tunnel would loop; narrow allowed_ips or set interface.routes = false",
+                                q.endpoint, q.name
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(Config {
+            interface,
+            coding,
+            peers,
+        })
+    }
+}
+
+impl RawInterface {
+    fn validate(self) -> Result<Interface, ConfigError> {
+        let name = self.name.trim().to_string();
+        if name.is_empty() || name.len() > 15 {
+            return Err(ConfigError::invalid(
+                "interface.name",
+                format!("'{name}' must be 1 to 15 bytes (Linux IFNAMSIZ)"),
+            ));
+        }
+        if name
+            .chars()
+            .any(|c| c == '/' || c == '%' || c.is_whitespace() || c == ':')
+        {
+            return Err(ConfigError::invalid(
+                "interface.name",
+                format!("'{name}' must not contain '/', '%', ':' or whitespace"),
+            ));
+        }
+        let address = parse_cidr("interface.address", &self.address)?;
+        if !address.has_host_bits() && address.prefix < max_prefix(address.addr) {
+            return Err(ConfigError::invalid(
+                "interface.address",
+                format!(
+                    "{address} is a network address; give this host's address inside it, e.g. {}/{}",
+                    first_host(address.addr),
+                    address.prefix
+                ),
+            ));
+        }
+        let mtu = self.mtu.unwrap_or(1400);
+        if mtu < MIN_MTU {
+            return Err(ConfigError::invalid(
+                "interface.mtu",
+                format!("{mtu} is below the minimum {MIN_MTU}"),
+            ));
+        }
+        let listen = parse_sockaddr("interface.listen", &self.listen)?;
+        let path_mtu = self.path_mtu.unwrap_or(1500);
+        if path_mtu < MIN_MTU {
+            return Err(ConfigError::invalid(
+                "interface.path_mtu",
+                format!("{path_mtu} is below the minimum {MIN_MTU}"),
+            ));
+        }
+        let queue_packets = self.queue_packets.unwrap_or(4096);
+        if queue_packets == 0 {
+            return Err(ConfigError::invalid(
+                "interface.queue_packets",
+                "must be at least 1",
+            ));
+        }
+        let stats_file = match self.stats_file {
+            Some(s) if s.trim().is_empty() => {
+                return Err(ConfigError::invalid(
+                    "interface.stats_file",
+                    "must not be empty",
+                ));
+            }
+            Some(s) => PathBuf::from(s),
+            None => PathBuf::from(format!("/run/tcpnc/{name}.json")),
+        };
+        Ok(Interface {
+            name,
+            address,
+            mtu,
+            listen,
+            path_mtu,
+            routes: self.routes.unwrap_or(true),
+            stats_file,
+            queue_packets,
+        })
+    }
+}
+
+fn max_prefix(addr: IpAddr) -> u8 {
+    if addr.is_ipv4() { 32 } else { 128 }
+}
+
+fn first_host(addr: IpAddr) -> IpAddr {
+    match addr {
+        IpAddr::V4(a) => IpAddr::V4((u32::from(a) | 1).into()),
+        IpAddr::V6(a) => IpAddr::V6((u128::from(a) | 1).into()),
+    }
+}
+
+impl RawCoding {
+    fn validate(self, iface: &Interface) -> Result<Coding, ConfigError> {
+        let mode = match self.mode.as_deref().unwrap_or("nc") {
+            "nc" => Mode::Nc,
+            "off" => Mode::Off,
+            other => {
+                return Err(ConfigError::invalid(
+                    "coding.mode",
+                    format!("'{other}' is not one of \"nc\", \"off\""),
+                ));
+            }
+        };
+        let scheme = match self.scheme.as_deref().unwrap_or("systematic") {
+            "dense" => Scheme::Dense,
+            "systematic" => Scheme::Systematic,
+            other => {
+                return Err(ConfigError::invalid(
+                    "coding.scheme",
+                    format!("'{other}' is not one of \"dense\", \"systematic\""),
+                ));
+            }
+        };
+        let coefficients = match self.coefficients.as_deref().unwrap_or("explicit") {
+            "explicit" => Coefficients::Explicit,
+            "seeded" => Coefficients::Seeded,
+            other => {
+                return Err(ConfigError::invalid(
+                    "coding.coefficients",
+                    format!("'{other}' is not one of \"explicit\", \"seeded\""),
+                ));
+            }
+        };
+        let window = self.window.unwrap_or(16);
+        if !(1..=MAX_WINDOW).contains(&window) {
+            return Err(ConfigError::invalid(
+                "coding.window",
+                format!("{window} is out of range 1..={MAX_WINDOW}"),
+            ));
+        }
+        let redundancy = self.redundancy.unwrap_or(1.0);
+        if !redundancy.is_finite() || redundancy < 1.0 {
+            return Err(ConfigError::invalid(
+                "coding.redundancy",
+                format!(
+                    "{redundancy} is below 1.0 (R is coded packets sent per new packet; R < 1 can never repair a loss)"
+                ),
+            ));
+        }
+        if redundancy > MAX_REDUNDANCY {
+            return Err(ConfigError::invalid(
+                "coding.redundancy",
+                format!("{redundancy} is above the maximum {MAX_REDUNDANCY}"),
+            ));
+        }
+        let buffer_packets = self.buffer_packets.unwrap_or(1024);
+        if buffer_packets < usize::from(window) {
+            return Err(ConfigError::invalid(
+                "coding.buffer_packets",
+                format!("{buffer_packets} is smaller than the coding window {window}"),
+            ));
+        }
+        let buffer_bytes = self.buffer_bytes.unwrap_or(4 << 20);
+        if buffer_bytes < usize::from(window) * usize::from(iface.mtu) {
+            return Err(ConfigError::invalid(
+                "coding.buffer_bytes",
+                format!(
+                    "{buffer_bytes} cannot hold one window ({window} x mtu {} bytes)",
+                    iface.mtu
+                ),
+            ));
+        }
+        let outer = if iface.listen.is_ipv4() {
+            OUTER_HEADER_V4
+        } else {
+            OUTER_HEADER_V6
+        };
+        let header = nc_header_bound(window);
+        let room = usize::from(iface.path_mtu).saturating_sub(outer);
+        if mode == Mode::Nc && room < header + MIN_CODED_SEGMENT {
+            return Err(ConfigError::invalid(
+                "interface.path_mtu",
+                format!(
+                    "{} is too small for the coding header: {outer} bytes of outer IP/UDP + up to {header} bytes of NC header (W = {window}) leave less than a {MIN_CODED_SEGMENT}-byte coded TCP segment; raise path_mtu or lower coding.window",
+                    iface.path_mtu
+                ),
+            ));
+        }
+        Ok(Coding {
+            mode,
+            window,
+            redundancy,
+            scheme,
+            coefficients,
+            buffer_packets,
+            buffer_bytes,
+            seed: self.seed.unwrap_or(0x7c9_2c0de),
+        })
+    }
+}
+
+impl RawPeer {
+    fn validate(self, i: usize, iface: &Interface) -> Result<Peer, ConfigError> {
+        let endpoint = parse_sockaddr(&format!("peer[{i}].endpoint"), &self.endpoint)?;
+        if endpoint.port() == 0 || endpoint.ip().is_unspecified() {
+            return Err(ConfigError::invalid(
+                format!("peer[{i}].endpoint"),
+                format!("{endpoint} is not a reachable address (unspecified address or port 0)"),
+            ));
+        }
+        let listen_v6_any = iface.listen.is_ipv6() && iface.listen.ip().is_unspecified();
+        if endpoint.is_ipv4() != iface.listen.is_ipv4() && !listen_v6_any {
+            return Err(ConfigError::invalid(
+                format!("peer[{i}].endpoint"),
+                format!(
+                    "{endpoint} is of another address family than interface.listen {}",
+                    iface.listen
+                ),
+            ));
+        }
+        if self.allowed_ips.is_empty() {
+            return Err(ConfigError::invalid(
+                format!("peer[{i}].allowed_ips"),
+                "must list at least one prefix",
+            ));
+        }
+        let mut allowed_ips = Vec::with_capacity(self.allowed_ips.len());
+        for (k, s) in self.allowed_ips.iter().enumerate() {
+            let key = format!("peer[{i}].allowed_ips[{k}]");
+            let c = parse_cidr(&key, s)?;
+            if c.has_host_bits() {
+                return Err(ConfigError::invalid(
+                    key,
+                    format!(
+                        "{c} has host bits set; did you mean {}/{}?",
+                        c.network(),
+                        c.prefix
+                    ),
+                ));
+            }
+            if let Some((m, prev)) = allowed_ips
+                .iter()
+                .enumerate()
+                .find(|(_, p): &(usize, &Cidr)| p.overlaps(&c))
+            {
+                return Err(ConfigError::invalid(
+                    key,
+                    format!("{c} overlaps {prev} (allowed_ips[{m}] of the same peer)"),
+                ));
+            }
+            allowed_ips.push(c);
+        }
+        Ok(Peer {
+            name: self.name.unwrap_or_else(|| format!("peer{i}")),
+            endpoint,
+            allowed_ips,
+            keepalive_secs: self.keepalive_secs.unwrap_or(0),
+        })
+    }
+}

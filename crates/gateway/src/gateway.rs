@@ -1,0 +1,408 @@
+//! The event loop: one reader thread per blocking source (TUN, UDP) feeding a bounded
+//! channel, and one owner thread that holds the engines, waits on the channel with a timeout
+//! equal to the earliest engine deadline, dispatches, then drains every engine's
+//! `poll_transmit` / `poll_local`.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::cidr::{PrefixTable, packet_destination};
+use crate::config::{Mode, Peer};
+use crate::engine::PeerEngine;
+use crate::error::GatewayError;
+use crate::io::{Tun, Udp};
+use crate::stats::{GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot};
+
+/// How often reader threads and the owner look at the shutdown flag.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// Largest packet or datagram read.
+pub const MAX_PACKET: usize = 65536;
+
+/// Settings of the loop that are not per peer.
+#[derive(Debug, Clone)]
+pub struct GatewayOptions {
+    /// TUN name (for the stats file).
+    pub interface: String,
+    /// Coding mode (for the stats file).
+    pub mode: Mode,
+    /// Where to write snapshots; `None` disables the file.
+    pub stats_file: Option<PathBuf>,
+    /// Snapshot period.
+    pub stats_interval: Duration,
+    /// Bound of the input channel (packets + datagrams waiting for the owner).
+    pub queue_packets: usize,
+}
+
+/// One input for the owner thread.
+enum Input {
+    Tun(Vec<u8>),
+    Udp(Vec<u8>, SocketAddr),
+    Failed(String, std::io::Error),
+}
+
+struct PeerSlot {
+    peer: Peer,
+    engine: Box<dyn PeerEngine>,
+    counters: PeerCounters,
+    next_keepalive: Option<Duration>,
+}
+
+/// A gateway: devices, peers with their engines, routing, counters.
+pub struct Gateway<T: Tun, U: Udp> {
+    opts: GatewayOptions,
+    tun: Arc<T>,
+    udp: Arc<U>,
+    peers: Vec<PeerSlot>,
+    routes: PrefixTable<usize>,
+    by_endpoint: HashMap<SocketAddr, usize>,
+    counters: GatewayCounters,
+    queue_drops: Arc<AtomicU64>,
+    origin: Instant,
+}
+
+impl<T: Tun, U: Udp> Gateway<T, U> {
+    /// Assembles a gateway. Routing and endpoint tables come from the peers' config.
+    pub fn new(
+        opts: GatewayOptions,
+        tun: T,
+        udp: U,
+        peers: Vec<(Peer, Box<dyn PeerEngine>)>,
+    ) -> Self {
+        let mut routes = PrefixTable::new();
+        let mut by_endpoint = HashMap::new();
+        let slots = peers
+            .into_iter()
+            .enumerate()
+            .map(|(i, (peer, engine))| {
+                for c in &peer.allowed_ips {
+                    routes.insert(*c, i);
+                }
+                by_endpoint.insert(peer.endpoint, i);
+                PeerSlot {
+                    peer,
+                    engine,
+                    counters: PeerCounters::default(),
+                    next_keepalive: None,
+                }
+            })
+            .collect();
+        Gateway {
+            opts,
+            tun: Arc::new(tun),
+            udp: Arc::new(udp),
+            peers: slots,
+            routes,
+            by_endpoint,
+            counters: GatewayCounters::default(),
+            queue_drops: Arc::new(AtomicU64::new(0)),
+            origin: Instant::now(),
+        }
+    }
+
+    fn now(&self) -> Duration {
+        self.origin.elapsed()
+    }
+
+    /// Sends one empty keepalive datagram to every peer; an unreachable peer is an error.
+    pub fn probe_peers(&mut self) -> Result<(), GatewayError> {
+        let now = self.now();
+        for slot in &mut self.peers {
+            self.udp
+                .send_to(&[], slot.peer.endpoint)
+                .map_err(|source| GatewayError::PeerUnreachable {
+                    peer: slot.peer.name.clone(),
+                    endpoint: slot.peer.endpoint,
+                    source,
+                })?;
+            self.counters.keepalives_tx += 1;
+            slot.next_keepalive = (slot.peer.keepalive_secs > 0)
+                .then(|| now + Duration::from_secs(slot.peer.keepalive_secs));
+        }
+        Ok(())
+    }
+
+    /// The current statistics.
+    pub fn snapshot(&self, stopped: bool) -> Snapshot {
+        let mut gateway = self.counters;
+        gateway.queue_drops += self.queue_drops.load(Ordering::Relaxed);
+        Snapshot {
+            version: STATS_VERSION,
+            interface: self.opts.interface.clone(),
+            listen: self
+                .udp
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            mode: match self.opts.mode {
+                Mode::Nc => "nc".into(),
+                Mode::Off => "off".into(),
+            },
+            pid: std::process::id(),
+            uptime_secs: self.now().as_secs_f64(),
+            unix_time: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0),
+            stopped,
+            gateway,
+            peers: self
+                .peers
+                .iter()
+                .map(|s| PeerSnapshot {
+                    name: s.peer.name.clone(),
+                    endpoint: s.peer.endpoint.to_string(),
+                    allowed_ips: s.peer.allowed_ips.iter().map(|c| c.to_string()).collect(),
+                    counters: s.counters,
+                    engine: s.engine.stats_json(),
+                })
+                .collect(),
+        }
+    }
+
+    fn write_stats(&self, stopped: bool) {
+        if let Some(path) = &self.opts.stats_file
+            && let Err(e) = crate::stats::write_snapshot(path, &self.snapshot(stopped))
+        {
+            tracing::warn!("{e}");
+        }
+    }
+
+    /// Runs until `shutdown` is set (or a device fails), then writes the final snapshot
+    /// and returns it. Reader threads are joined before returning.
+    pub fn run(mut self, shutdown: Arc<AtomicBool>) -> Result<Snapshot, GatewayError> {
+        let (tx, rx) = mpsc::sync_channel(self.opts.queue_packets.max(1));
+        let readers = [
+            spawn_tun_reader(&self.tun, &tx, &shutdown, &self.queue_drops),
+            spawn_udp_reader(&self.udp, &tx, &shutdown, &self.queue_drops),
+        ];
+        drop(tx);
+        let result = self.owner_loop(&rx, &shutdown);
+        shutdown.store(true, Ordering::SeqCst);
+        for r in readers {
+            let _ = r.join();
+        }
+        self.write_stats(true);
+        result.map(|()| self.snapshot(true))
+    }
+
+    /// Starts [`Gateway::run`] on its own thread.
+    pub fn spawn(self) -> GatewayHandle {
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let flag = shutdown.clone();
+        let thread = thread::spawn(move || self.run(flag));
+        GatewayHandle {
+            shutdown,
+            thread: Mutex::new(Some(thread)),
+        }
+    }
+
+    fn owner_loop(
+        &mut self,
+        rx: &Receiver<Input>,
+        shutdown: &AtomicBool,
+    ) -> Result<(), GatewayError> {
+        let interval = self.opts.stats_interval.max(Duration::from_millis(10));
+        let mut next_stats = self.now() + interval;
+        while !shutdown.load(Ordering::SeqCst) {
+            let now = self.now();
+            let wake = self
+                .peers
+                .iter()
+                .flat_map(|s| [s.engine.poll_timeout(), s.next_keepalive])
+                .flatten()
+                .fold(next_stats.min(now + POLL_INTERVAL), Duration::min);
+            match rx.recv_timeout(wake.saturating_sub(now)) {
+                Ok(input) => {
+                    self.dispatch(input)?;
+                    for input in rx.try_iter().take(256) {
+                        self.dispatch(input)?;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            self.on_timers();
+            self.flush();
+            if self.now() >= next_stats {
+                self.write_stats(false);
+                next_stats = self.now() + interval;
+            }
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, input: Input) -> Result<(), GatewayError> {
+        let now = self.now();
+        match input {
+            Input::Tun(packet) => {
+                self.counters.tun_rx_packets += 1;
+                self.counters.tun_rx_bytes += packet.len() as u64;
+                let peer = packet_destination(&packet).and_then(|d| self.routes.lookup(d));
+                match peer {
+                    Some(&i) => {
+                        let slot = &mut self.peers[i];
+                        slot.counters.local_packets += 1;
+                        slot.counters.local_bytes += packet.len() as u64;
+                        slot.engine.handle_local(now, &packet);
+                    }
+                    None => self.counters.no_peer_drops += 1,
+                }
+            }
+            Input::Udp(datagram, from) => {
+                self.counters.udp_rx_datagrams += 1;
+                self.counters.udp_rx_bytes += datagram.len() as u64;
+                match self.by_endpoint.get(&from) {
+                    Some(_) if datagram.is_empty() => self.counters.keepalives_rx += 1,
+                    Some(&i) => {
+                        let slot = &mut self.peers[i];
+                        slot.counters.datagrams_rx += 1;
+                        slot.engine.handle_datagram(now, &datagram);
+                    }
+                    None => self.counters.unknown_source_drops += 1,
+                }
+            }
+            Input::Failed(what, source) => return Err(GatewayError::Io { what, source }),
+        }
+        Ok(())
+    }
+
+    fn on_timers(&mut self) {
+        let now = self.now();
+        for slot in &mut self.peers {
+            if slot.engine.poll_timeout().is_some_and(|t| t <= now) {
+                slot.engine.handle_timeout(now);
+            }
+            if let Some(t) = slot.next_keepalive
+                && t <= now
+            {
+                match self.udp.send_to(&[], slot.peer.endpoint) {
+                    Ok(()) => self.counters.keepalives_tx += 1,
+                    Err(_) => self.counters.udp_send_errors += 1,
+                }
+                slot.next_keepalive = Some(now + Duration::from_secs(slot.peer.keepalive_secs));
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        for slot in &mut self.peers {
+            while let Some(d) = slot.engine.poll_transmit() {
+                match self.udp.send_to(&d, slot.peer.endpoint) {
+                    Ok(()) => {
+                        self.counters.udp_tx_datagrams += 1;
+                        self.counters.udp_tx_bytes += d.len() as u64;
+                        slot.counters.datagrams_tx += 1;
+                    }
+                    Err(e) => {
+                        self.counters.udp_send_errors += 1;
+                        tracing::debug!("send to {} failed: {e}", slot.peer.endpoint);
+                    }
+                }
+            }
+            while let Some(p) = slot.engine.poll_local() {
+                match self.tun.send(&p) {
+                    Ok(()) => {
+                        self.counters.tun_tx_packets += 1;
+                        self.counters.tun_tx_bytes += p.len() as u64;
+                        slot.counters.delivered_packets += 1;
+                    }
+                    Err(e) => {
+                        self.counters.tun_write_errors += 1;
+                        tracing::debug!("TUN write failed: {e}");
+                    }
+                }
+            }
+            while let Some(ev) = slot.engine.poll_event() {
+                tracing::info!(peer = %slot.peer.name, "{ev}");
+            }
+        }
+    }
+}
+
+fn forward(tx: &SyncSender<Input>, input: Input, drops: &AtomicU64) -> bool {
+    match tx.try_send(input) {
+        Ok(()) => true,
+        Err(TrySendError::Full(_)) => {
+            drops.fetch_add(1, Ordering::Relaxed);
+            true
+        }
+        Err(TrySendError::Disconnected(_)) => false,
+    }
+}
+
+fn spawn_tun_reader<T: Tun>(
+    tun: &Arc<T>,
+    tx: &SyncSender<Input>,
+    shutdown: &Arc<AtomicBool>,
+    drops: &Arc<AtomicU64>,
+) -> JoinHandle<()> {
+    let (tun, tx, shutdown, drops) = (tun.clone(), tx.clone(), shutdown.clone(), drops.clone());
+    thread::spawn(move || {
+        let mut buf = vec![0u8; MAX_PACKET];
+        while !shutdown.load(Ordering::SeqCst) {
+            let input = match tun.recv(&mut buf, POLL_INTERVAL) {
+                Ok(Some(n)) => Input::Tun(buf[..n].to_vec()),
+                Ok(None) => continue,
+                Err(e) => {
+                    let _ = tx.send(Input::Failed("reading the TUN device".into(), e));
+                    return;
+                }
+            };
+            if !forward(&tx, input, &drops) {
+                return;
+            }
+        }
+    })
+}
+
+fn spawn_udp_reader<U: Udp>(
+    udp: &Arc<U>,
+    tx: &SyncSender<Input>,
+    shutdown: &Arc<AtomicBool>,
+    drops: &Arc<AtomicU64>,
+) -> JoinHandle<()> {
+    let (udp, tx, shutdown, drops) = (udp.clone(), tx.clone(), shutdown.clone(), drops.clone());
+    thread::spawn(move || {
+        let mut buf = vec![0u8; MAX_PACKET];
+        while !shutdown.load(Ordering::SeqCst) {
+            let input = match udp.recv_from(&mut buf, POLL_INTERVAL) {
+                Ok(Some((n, from))) => Input::Udp(buf[..n].to_vec(), from),
+                Ok(None) => continue,
+                Err(e) => {
+                    let _ = tx.send(Input::Failed("receiving on the UDP socket".into(), e));
+                    return;
+                }
+            };
+            if !forward(&tx, input, &drops) {
+                return;
+            }
+        }
+    })
+}
+
+/// A gateway running on its own thread (see [`Gateway::spawn`]).
+pub struct GatewayHandle {
+    shutdown: Arc<AtomicBool>,
+    thread: Mutex<Option<JoinHandle<Result<Snapshot, GatewayError>>>>,
+}
+
+impl GatewayHandle {
+    /// Asks the gateway to stop, waits for it, and returns its final snapshot.
+    pub fn stop(self) -> Result<Snapshot, GatewayError> {
+        self.shutdown.store(true, Ordering::SeqCst);
+        let thread = self.thread.lock().ok().and_then(|mut t| t.take());
+        match thread.map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            _ => Err(GatewayError::Io {
+                what: "gateway thread".into(),
+                source: std::io::Error::other("panicked"),
+            }),
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! The sans-IO heart of the relay: what to send, where, and when. Time is passed in.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::Serialize;
+use tcpnc_link::{Link, LinkStats};
+
+/// A channel model driven with explicit time (implemented by [`tcpnc_link::Link`]).
+pub trait ChannelModel: Send {
+    /// Offers a packet at `now`.
+    fn send(&mut self, now: Duration, packet: Vec<u8>);
+    /// Next packet due at or before `now`.
+    fn poll_deliver(&mut self, now: Duration) -> Option<Vec<u8>>;
+    /// When the next packet is due.
+    fn poll_timeout(&self) -> Option<Duration>;
+    /// Model counters as JSON.
+    fn stats_json(&self) -> serde_json::Value;
+}
+
+impl ChannelModel for Link {
+    fn send(&mut self, now: Duration, packet: Vec<u8>) {
+        Link::send(self, now, packet)
+    }
+    fn poll_deliver(&mut self, now: Duration) -> Option<Vec<u8>> {
+        Link::poll_deliver(self, now)
+    }
+    fn poll_timeout(&self) -> Option<Duration> {
+        Link::poll_timeout(self)
+    }
+    fn stats_json(&self) -> serde_json::Value {
+        link_stats_json(&self.stats())
+    }
+}
+
+/// [`LinkStats`] as JSON.
+pub fn link_stats_json(s: &LinkStats) -> serde_json::Value {
+    serde_json::json!({
+        "sent": s.sent, "sent_bytes": s.sent_bytes,
+        "delivered": s.delivered, "delivered_bytes": s.delivered_bytes,
+        "dropped_loss": s.dropped_loss, "dropped_queue": s.dropped_queue,
+        "duplicated": s.duplicated, "corrupted": s.corrupted,
+        "max_queue_packets": s.max_queue_packets, "max_queue_bytes": s.max_queue_bytes,
+    })
+}
+
+/// One of the relay's two sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Side {
+    /// The A socket (faces the data sender by convention).
+    A,
+    /// The B socket.
+    B,
+}
+
+impl Side {
+    /// The other side.
+    pub fn other(self) -> Side {
+        match self {
+            Side::A => Side::B,
+            Side::B => Side::A,
+        }
+    }
+}
+
+/// Relay counters of one direction (`from` side's socket → `to` side's peer).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct DirectionCounters {
+    /// Datagrams received on the ingress socket.
+    pub received: u64,
+    /// Bytes received.
+    pub received_bytes: u64,
+    /// Datagrams handed out for sending on the egress socket.
+    pub forwarded: u64,
+    /// Bytes handed out.
+    pub forwarded_bytes: u64,
+    /// Deliveries dropped because the egress peer address is not known yet.
+    pub no_peer: u64,
+    /// Sends that failed (counted by the I/O driver).
+    pub send_errors: u64,
+}
+
+/// The relay core: two channel models and the two peers' addresses.
+pub struct RelayCore<M: ChannelModel> {
+    ab: M,
+    ba: M,
+    peers: [Option<SocketAddr>; 2],
+    learn: [bool; 2],
+    counters: [DirectionCounters; 2],
+}
+
+fn idx(side: Side) -> usize {
+    match side {
+        Side::A => 0,
+        Side::B => 1,
+    }
+}
+
+impl<M: ChannelModel> RelayCore<M> {
+    /// `ab` carries what arrives on the A socket to `b_peer`; `ba` the reverse. A peer given
+    /// as `None` is learned from the source of the datagrams arriving on its side.
+    pub fn new(ab: M, ba: M, a_peer: Option<SocketAddr>, b_peer: Option<SocketAddr>) -> Self {
+        RelayCore {
+            ab,
+            ba,
+            peers: [a_peer, b_peer],
+            learn: [a_peer.is_none(), b_peer.is_none()],
+            counters: [DirectionCounters::default(); 2],
+        }
+    }
+
+    /// A datagram from `from` arrived on `side`'s socket at `now`.
+    pub fn on_receive(&mut self, now: Duration, side: Side, from: SocketAddr, datagram: Vec<u8>) {
+        let i = idx(side);
+        if self.learn[i] {
+            self.peers[i] = Some(from);
+        }
+        let c = &mut self.counters[i];
+        c.received += 1;
+        c.received_bytes += datagram.len() as u64;
+        match side {
+            Side::A => self.ab.send(now, datagram),
+            Side::B => self.ba.send(now, datagram),
+        }
+    }
+
+    /// The next datagram due at `now`: the socket to send it from, the destination, the bytes.
+    pub fn poll_send(&mut self, now: Duration) -> Option<(Side, SocketAddr, Vec<u8>)> {
+        loop {
+            let (ingress, packet) = if let Some(p) = self.ab.poll_deliver(now) {
+                (Side::A, p)
+            } else {
+                (Side::B, self.ba.poll_deliver(now)?)
+            };
+            let egress = ingress.other();
+            let c = &mut self.counters[idx(ingress)];
+            match self.peers[idx(egress)] {
+                Some(to) => {
+                    c.forwarded += 1;
+                    c.forwarded_bytes += packet.len() as u64;
+                    return Some((egress, to, packet));
+                }
+                None => c.no_peer += 1,
+            }
+        }
+    }
+
+    /// When [`RelayCore::poll_send`] next has something.
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        match (self.ab.poll_timeout(), self.ba.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Records a failed send of a datagram that came in on `ingress`.
+    pub fn count_send_error(&mut self, ingress: Side) {
+        self.counters[idx(ingress)].send_errors += 1;
+    }
+
+    /// Counters and model statistics for both directions.
+    pub fn stats_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "a_to_b": { "relay": self.counters[0], "link": self.ab.stats_json(),
+                        "peer": self.peers[1].map(|a| a.to_string()) },
+            "b_to_a": { "relay": self.counters[1], "link": self.ba.stats_json(),
+                        "peer": self.peers[0].map(|a| a.to_string()) },
+        })
+    }
+
+    /// Relay counters of the direction entering at `ingress`.
+    pub fn counters(&self, ingress: Side) -> DirectionCounters {
+        self.counters[idx(ingress)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcpnc_link::{LinkConfig, LossModel};
+
+    fn addr(p: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], p))
+    }
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    #[test]
+    fn delivers_at_model_time_on_the_other_side() {
+        let ab = Link::new(LinkConfig::new().with_delay(ms(10)), 1).unwrap();
+        let ba = Link::new(LinkConfig::new().with_delay(ms(3)), 2).unwrap();
+        let mut r = RelayCore::new(ab, ba, Some(addr(1)), Some(addr(2)));
+        r.on_receive(ms(0), Side::A, addr(1), b"to-b".to_vec());
+        r.on_receive(ms(1), Side::B, addr(2), b"to-a".to_vec());
+        assert_eq!(r.poll_timeout(), Some(ms(4)));
+        assert!(r.poll_send(ms(3)).is_none());
+        assert_eq!(
+            r.poll_send(ms(4)),
+            Some((Side::A, addr(1), b"to-a".to_vec()))
+        );
+        assert_eq!(r.poll_timeout(), Some(ms(10)));
+        assert!(r.poll_send(ms(9)).is_none());
+        assert_eq!(
+            r.poll_send(ms(10)),
+            Some((Side::B, addr(2), b"to-b".to_vec()))
+        );
+        assert_eq!(r.poll_timeout(), None);
+        assert_eq!(r.counters(Side::A).forwarded, 1);
+    }
+
+    #[test]
+    fn learns_peers_and_counts_unknown() {
+        let l = || Link::new(LinkConfig::new(), 3).unwrap();
+        let mut r = RelayCore::new(l(), l(), None, None);
+        r.on_receive(ms(0), Side::A, addr(7), b"x".to_vec());
+        assert!(r.poll_send(ms(0)).is_none());
+        assert_eq!(r.counters(Side::A).no_peer, 1);
+        r.on_receive(ms(1), Side::B, addr(8), b"y".to_vec());
+        assert_eq!(r.poll_send(ms(1)), Some((Side::A, addr(7), b"y".to_vec())));
+        r.on_receive(ms(2), Side::A, addr(7), b"z".to_vec());
+        assert_eq!(r.poll_send(ms(2)), Some((Side::B, addr(8), b"z".to_vec())));
+    }
+
+    #[test]
+    fn loss_only_where_configured() {
+        let lossy = Link::new(LinkConfig::new().with_loss(LossModel::bernoulli(1.0)), 4).unwrap();
+        let clean = Link::new(LinkConfig::new(), 5).unwrap();
+        let mut r = RelayCore::new(lossy, clean, Some(addr(1)), Some(addr(2)));
+        for t in 0..10 {
+            r.on_receive(ms(t), Side::A, addr(1), vec![0; 100]);
+            r.on_receive(ms(t), Side::B, addr(2), vec![1; 100]);
+        }
+        let mut got = Vec::new();
+        while let Some((side, _, _)) = r.poll_send(ms(100)) {
+            got.push(side);
+        }
+        assert_eq!(got, vec![Side::A; 10]);
+        let j = r.stats_json();
+        assert_eq!(j["a_to_b"]["link"]["dropped_loss"], 10);
+        assert_eq!(j["b_to_a"]["relay"]["forwarded"], 10);
+    }
+}

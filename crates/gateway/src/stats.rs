@@ -1,0 +1,224 @@
+//! The stats snapshot the gateway writes (JSON, atomically replaced every second and on
+//! exit) and its human-readable rendering for `tcpnc stats`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::GatewayError;
+
+/// Snapshot format version.
+pub const STATS_VERSION: u32 = 1;
+
+/// Gateway-level counters (whole interface).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GatewayCounters {
+    /// IP packets read from the TUN.
+    pub tun_rx_packets: u64,
+    /// Bytes read from the TUN.
+    pub tun_rx_bytes: u64,
+    /// IP packets written to the TUN.
+    pub tun_tx_packets: u64,
+    /// Bytes written to the TUN.
+    pub tun_tx_bytes: u64,
+    /// Datagrams received on the UDP socket.
+    pub udp_rx_datagrams: u64,
+    /// Bytes received on the UDP socket.
+    pub udp_rx_bytes: u64,
+    /// Datagrams sent.
+    pub udp_tx_datagrams: u64,
+    /// Bytes sent.
+    pub udp_tx_bytes: u64,
+    /// Local packets whose destination matched no peer's allowed_ips (or were not IP).
+    pub no_peer_drops: u64,
+    /// Datagrams from an address that is no peer's endpoint.
+    pub unknown_source_drops: u64,
+    /// Inputs dropped because the owner's queue was full.
+    pub queue_drops: u64,
+    /// TUN writes that failed.
+    pub tun_write_errors: u64,
+    /// UDP sends that failed.
+    pub udp_send_errors: u64,
+    /// Empty keepalive datagrams sent.
+    pub keepalives_tx: u64,
+    /// Empty keepalive datagrams received.
+    pub keepalives_rx: u64,
+}
+
+/// Per-peer gateway counters.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PeerCounters {
+    /// Local packets routed to this peer.
+    pub local_packets: u64,
+    /// Local bytes routed to this peer.
+    pub local_bytes: u64,
+    /// Datagrams received from the peer (keepalives excluded).
+    pub datagrams_rx: u64,
+    /// Datagrams sent to the peer (keepalives excluded).
+    pub datagrams_tx: u64,
+    /// Packets the engine handed to the local TUN.
+    pub delivered_packets: u64,
+}
+
+/// One peer in the snapshot.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PeerSnapshot {
+    /// Peer name.
+    pub name: String,
+    /// UDP endpoint.
+    pub endpoint: String,
+    /// Allowed prefixes.
+    pub allowed_ips: Vec<String>,
+    /// Gateway counters for this peer.
+    pub counters: PeerCounters,
+    /// The engine's own statistics (per peer and per flow), as the engine reports them.
+    pub engine: serde_json::Value,
+}
+
+/// The whole stats file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Snapshot {
+    /// Format version ([`STATS_VERSION`]).
+    pub version: u32,
+    /// TUN name.
+    pub interface: String,
+    /// UDP listen address.
+    pub listen: String,
+    /// `"nc"` or `"off"`.
+    pub mode: String,
+    /// Process id of the gateway.
+    pub pid: u32,
+    /// Seconds since the gateway started.
+    pub uptime_secs: f64,
+    /// Wall-clock time of the snapshot (seconds since the Unix epoch).
+    pub unix_time: f64,
+    /// `true` in the final snapshot written on exit.
+    pub stopped: bool,
+    /// Interface-wide counters.
+    pub gateway: GatewayCounters,
+    /// Peers, in config order.
+    pub peers: Vec<PeerSnapshot>,
+}
+
+/// Writes `snap` to `path` atomically (temporary file + rename), creating the directory.
+pub fn write_snapshot(path: &Path, snap: &Snapshot) -> Result<(), GatewayError> {
+    let err = |source| GatewayError::Stats {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let text = serde_json::to_string_pretty(snap).map_err(|e| err(std::io::Error::other(e)))?;
+    std::fs::write(&tmp, text).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// Reads a snapshot written by [`write_snapshot`].
+pub fn read_snapshot(path: &Path) -> Result<Snapshot, GatewayError> {
+    let err = |source| GatewayError::Stats {
+        path: path.to_path_buf(),
+        source,
+    };
+    let text = std::fs::read_to_string(path).map_err(err)?;
+    serde_json::from_str(&text).map_err(|e| err(std::io::Error::other(e)))
+}
+
+/// Renders a snapshot for a terminal.
+pub fn render(s: &Snapshot) -> String {
+    let mut o = String::new();
+    let g = &s.gateway;
+    let state = if s.stopped { "stopped" } else { "running" };
+    let _ = writeln!(
+        o,
+        "interface {} ({state}, pid {}), listen {}, mode {}, up {:.1} s",
+        s.interface, s.pid, s.listen, s.mode, s.uptime_secs
+    );
+    let _ = writeln!(
+        o,
+        "  tun  rx {} pkts / {} B   tx {} pkts / {} B",
+        g.tun_rx_packets, g.tun_rx_bytes, g.tun_tx_packets, g.tun_tx_bytes
+    );
+    let _ = writeln!(
+        o,
+        "  udp  rx {} dgrams / {} B   tx {} dgrams / {} B   keepalives rx {} tx {}",
+        g.udp_rx_datagrams,
+        g.udp_rx_bytes,
+        g.udp_tx_datagrams,
+        g.udp_tx_bytes,
+        g.keepalives_rx,
+        g.keepalives_tx
+    );
+    let _ = writeln!(
+        o,
+        "  drops: no peer {}  unknown source {}  queue full {}  tun write errors {}  udp send errors {}",
+        g.no_peer_drops,
+        g.unknown_source_drops,
+        g.queue_drops,
+        g.tun_write_errors,
+        g.udp_send_errors
+    );
+    for p in &s.peers {
+        let c = &p.counters;
+        let _ = writeln!(
+            o,
+            "peer {} at {} allowed {}",
+            p.name,
+            p.endpoint,
+            p.allowed_ips.join(", ")
+        );
+        let _ = writeln!(
+            o,
+            "  local {} pkts / {} B -> {} dgrams tx;  {} dgrams rx -> {} pkts delivered",
+            c.local_packets, c.local_bytes, c.datagrams_tx, c.datagrams_rx, c.delivered_packets
+        );
+        let engine = serde_json::to_string_pretty(&p.engine).unwrap_or_default();
+        for line in engine.lines() {
+            let _ = writeln!(o, "  {line}");
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_render() {
+        let dir = std::env::temp_dir().join(format!("tcpnc-stats-test-{}", std::process::id()));
+        let path = dir.join("sub/x.json");
+        let snap = Snapshot {
+            version: STATS_VERSION,
+            interface: "tnc0".into(),
+            listen: "127.0.0.1:1".into(),
+            mode: "off".into(),
+            pid: 1,
+            uptime_secs: 1.5,
+            unix_time: 0.0,
+            stopped: true,
+            gateway: GatewayCounters {
+                no_peer_drops: 3,
+                ..Default::default()
+            },
+            peers: vec![PeerSnapshot {
+                name: "b".into(),
+                endpoint: "127.0.0.1:2".into(),
+                allowed_ips: vec!["10.0.0.0/24".into()],
+                counters: PeerCounters::default(),
+                engine: serde_json::json!({"x": 1}),
+            }],
+        };
+        write_snapshot(&path, &snap).unwrap();
+        let back = read_snapshot(&path).unwrap();
+        assert_eq!(back, snap);
+        let text = render(&back);
+        assert!(text.contains("no peer 3"), "{text}");
+        assert!(text.contains("peer b at 127.0.0.1:2"), "{text}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(read_snapshot(&path).is_err());
+    }
+}

@@ -1,0 +1,99 @@
+//! `tcpnc up`: a gateway on real devices, assembled from a validated [`Config`].
+//!
+//! Order of start-up, so that each failure is reported before anything is left behind:
+//! bind UDP (address in use) → create the TUN (root, `/dev/net/tun`) → add routes →
+//! build one engine per peer → send the first keepalive to each peer (unreachable) → run.
+//! On return the TUN device is closed (the kernel removes it and its routes) and the routes
+//! this process added are deleted.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::config::{Config, Mode};
+use crate::engine::{PassThrough, PeerEngine};
+use crate::error::GatewayError;
+use crate::gateway::{Gateway, GatewayOptions};
+use crate::stats::Snapshot;
+use crate::sys::{Routes, SysTun, SysUdp};
+
+/// Run-time options of `tcpnc up` that are not in the config file.
+#[derive(Debug, Clone)]
+pub struct UpOptions {
+    /// Overrides `interface.stats_file`.
+    pub stats_file: Option<PathBuf>,
+    /// Snapshot period (default 1 s).
+    pub stats_interval: Duration,
+}
+
+impl Default for UpOptions {
+    fn default() -> Self {
+        UpOptions {
+            stats_file: None,
+            stats_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Builds the engine for peer `index` of `config`.
+///
+/// `coding.mode = "nc"` needs the TCP/NC engine (`tcpnc-proto`); `"off"` carries packets
+/// uncoded through the same tunnel.
+pub fn engine_for(config: &Config, index: usize) -> Result<Box<dyn PeerEngine>, GatewayError> {
+    crate::proto_engine::build(config, index).or_else(|e| match config.coding.mode {
+        Mode::Off => {
+            Ok(Box::new(PassThrough::new(config.interface.queue_packets)) as Box<dyn PeerEngine>)
+        }
+        Mode::Nc => Err(e),
+    })
+}
+
+/// The prefixes that need a route through the TUN: allowed_ips not already inside the
+/// interface address's own (connected) prefix.
+pub fn routes_needed(config: &Config) -> Vec<crate::cidr::Cidr> {
+    let own = config.interface.address;
+    config
+        .peers
+        .iter()
+        .flat_map(|p| p.allowed_ips.iter().copied())
+        .filter(|c| !(c.prefix >= own.prefix && own.contains(c.network())))
+        .collect()
+}
+
+/// Runs a gateway on real devices until `shutdown` is set; returns the final snapshot.
+pub fn up(
+    config: &Config,
+    opts: &UpOptions,
+    shutdown: Arc<AtomicBool>,
+) -> Result<Snapshot, GatewayError> {
+    let iface = &config.interface;
+    let udp = SysUdp::bind(iface.listen)?;
+    let tun = SysTun::create(&iface.name, iface.address, iface.mtu)?;
+    let mut routes = Routes::new(tun.name());
+    if iface.routes {
+        for c in routes_needed(config) {
+            routes.add(c)?;
+        }
+    }
+    let mut peers = Vec::with_capacity(config.peers.len());
+    for (i, p) in config.peers.iter().enumerate() {
+        peers.push((p.clone(), engine_for(config, i)?));
+    }
+    let options = GatewayOptions {
+        interface: tun.name().to_string(),
+        mode: config.coding.mode,
+        stats_file: Some(
+            opts.stats_file
+                .clone()
+                .unwrap_or_else(|| iface.stats_file.clone()),
+        ),
+        stats_interval: opts.stats_interval,
+        queue_packets: iface.queue_packets,
+    };
+    let mut gateway = Gateway::new(options, tun, udp, peers);
+    gateway.probe_peers()?;
+    let result = gateway.run(shutdown);
+    drop(routes);
+    result
+}

@@ -1,0 +1,319 @@
+//! Config parsing and every validation error.
+
+use tcpnc_gateway::config::{Coefficients, Config, ConfigError, Mode, Scheme};
+
+/// The example from docs/gateway.md.
+const EXAMPLE: &str = r#"
+[interface]
+name = "tcpnc0"
+address = "10.77.0.1/24"
+mtu = 1400
+listen = "192.168.50.1:51900"
+path_mtu = 1500
+stats_file = "/run/tcpnc/tcpnc0.json"
+
+[coding]
+mode = "nc"
+window = 16
+redundancy = 1.25
+scheme = "systematic"
+coefficients = "explicit"
+buffer_packets = 256
+buffer_bytes = 1048576
+seed = 7
+
+[[peer]]
+name = "right"
+endpoint = "192.168.50.2:51900"
+allowed_ips = ["10.77.0.2/32", "10.88.0.0/16"]
+keepalive_secs = 25
+"#;
+
+fn with(edit: impl Fn(&str) -> String) -> Result<Config, ConfigError> {
+    Config::parse(&edit(EXAMPLE))
+}
+
+fn invalid(text: &str) -> (String, String) {
+    match Config::parse(text) {
+        Err(ConfigError::Invalid { key, reason }) => (key, reason),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+fn replaced(from: &str, to: &str) -> String {
+    assert!(EXAMPLE.contains(from), "{from}");
+    EXAMPLE.replace(from, to)
+}
+
+#[test]
+fn example_parses() {
+    let c = Config::parse(EXAMPLE).unwrap();
+    assert_eq!(c.interface.name, "tcpnc0");
+    assert_eq!(c.interface.address.to_string(), "10.77.0.1/24");
+    assert_eq!(c.interface.mtu, 1400);
+    assert_eq!(c.interface.listen.to_string(), "192.168.50.1:51900");
+    assert!(c.interface.routes);
+    assert_eq!(c.coding.mode, Mode::Nc);
+    assert_eq!(c.coding.window, 16);
+    assert_eq!(c.coding.redundancy, 1.25);
+    assert_eq!(c.coding.scheme, Scheme::Systematic);
+    assert_eq!(c.coding.coefficients, Coefficients::Explicit);
+    assert_eq!(c.coding.seed, 7);
+    assert_eq!(c.peers.len(), 1);
+    assert_eq!(c.peers[0].name, "right");
+    assert_eq!(c.peers[0].allowed_ips.len(), 2);
+    assert_eq!(c.peers[0].keepalive_secs, 25);
+    assert_eq!(c.tunnel_payload(), 1472);
+}
+
+#[test]
+fn defaults() {
+    let c = Config::parse(
+        r#"
+        [interface]
+        name = "t0"
+        address = "10.0.0.1/24"
+        listen = "127.0.0.1:5000"
+        [[peer]]
+        endpoint = "127.0.0.1:5001"
+        allowed_ips = ["10.0.0.2/32"]
+        "#,
+    )
+    .unwrap();
+    assert_eq!(c.interface.mtu, 1400);
+    assert_eq!(c.interface.stats_file.to_str(), Some("/run/tcpnc/t0.json"));
+    assert_eq!(c.coding.mode, Mode::Nc);
+    assert_eq!(c.peers[0].name, "peer0");
+    assert_eq!(c.peers[0].keepalive_secs, 0);
+}
+
+#[test]
+fn unknown_keys_and_types_are_syntax_errors() {
+    for text in [
+        replaced("mtu = 1400", "mtu = 1400\nmtuu = 1"),
+        replaced("window = 16", "window = 16\nwindw = 1"),
+        replaced("keepalive_secs = 25", "keepalive_secs = 25\nkey = \"x\""),
+        replaced("[coding]", "[codng]"),
+        replaced("mtu = 1400", "mtu = \"big\""),
+        "not toml at all [".to_string(),
+    ] {
+        let e = Config::parse(&text).unwrap_err();
+        assert!(matches!(e, ConfigError::Syntax(_)), "{e:?} for {text}");
+    }
+    let e = Config::parse(&replaced("[coding]", "[codng]")).unwrap_err();
+    assert!(e.to_string().contains("codng"), "{e}");
+}
+
+/// Every validation error: (edit of the example, expected key, phrase in the reason).
+#[test]
+fn every_validation_error_names_key_and_reason() {
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            replaced(r#"name = "tcpnc0""#, r#"name = """#),
+            "interface.name",
+            "1 to 15",
+        ),
+        (
+            replaced(r#"name = "tcpnc0""#, r#"name = "averyveryverylongname""#),
+            "interface.name",
+            "1 to 15",
+        ),
+        (
+            replaced(r#"name = "tcpnc0""#, r#"name = "a/b""#),
+            "interface.name",
+            "must not contain",
+        ),
+        (
+            replaced("10.77.0.1/24", "10.77.0.1"),
+            "interface.address",
+            "ADDRESS/PREFIX",
+        ),
+        (
+            replaced("10.77.0.1/24", "10.77.0.300/24"),
+            "interface.address",
+            "invalid IP address",
+        ),
+        (
+            replaced("10.77.0.1/24", "10.77.0.1/40"),
+            "interface.address",
+            "prefix length",
+        ),
+        (
+            replaced("10.77.0.1/24", "10.77.0.0/24"),
+            "interface.address",
+            "network address",
+        ),
+        (
+            replaced("mtu = 1400", "mtu = 500"),
+            "interface.mtu",
+            "below the minimum",
+        ),
+        (
+            replaced("192.168.50.1:51900", "192.168.50.1"),
+            "interface.listen",
+            "not IP:PORT",
+        ),
+        (
+            replaced("path_mtu = 1500", "path_mtu = 100"),
+            "interface.path_mtu",
+            "below the minimum",
+        ),
+        (
+            replaced("path_mtu = 1500", "path_mtu = 600").replace("window = 16", "window = 100"),
+            "interface.path_mtu",
+            "too small for the coding header",
+        ),
+        (
+            replaced("path_mtu = 1500", "path_mtu = 1500\nqueue_packets = 0"),
+            "interface.queue_packets",
+            "at least 1",
+        ),
+        (
+            replaced(
+                r#"stats_file = "/run/tcpnc/tcpnc0.json""#,
+                r#"stats_file = "  ""#,
+            ),
+            "interface.stats_file",
+            "empty",
+        ),
+        (
+            replaced(r#"mode = "nc""#, r#"mode = "on""#),
+            "coding.mode",
+            "not one of",
+        ),
+        (
+            replaced(r#"scheme = "systematic""#, r#"scheme = "sparse""#),
+            "coding.scheme",
+            "not one of",
+        ),
+        (
+            replaced(
+                r#"coefficients = "explicit""#,
+                r#"coefficients = "implicit""#,
+            ),
+            "coding.coefficients",
+            "not one of",
+        ),
+        (
+            replaced("window = 16", "window = 0"),
+            "coding.window",
+            "out of range",
+        ),
+        (
+            replaced("window = 16", "window = 256"),
+            "coding.window",
+            "out of range",
+        ),
+        (
+            replaced("redundancy = 1.25", "redundancy = 0.9"),
+            "coding.redundancy",
+            "below 1.0",
+        ),
+        (
+            replaced("redundancy = 1.25", "redundancy = nan"),
+            "coding.redundancy",
+            "below 1.0",
+        ),
+        (
+            replaced("redundancy = 1.25", "redundancy = 17.0"),
+            "coding.redundancy",
+            "above the maximum",
+        ),
+        (
+            replaced("buffer_packets = 256", "buffer_packets = 8"),
+            "coding.buffer_packets",
+            "smaller than the coding window",
+        ),
+        (
+            replaced("buffer_bytes = 1048576", "buffer_bytes = 1000"),
+            "coding.buffer_bytes",
+            "cannot hold one window",
+        ),
+        (
+            replaced("192.168.50.2:51900", "peer.example:51900"),
+            "peer[0].endpoint",
+            "not IP:PORT",
+        ),
+        (
+            replaced("192.168.50.2:51900", "192.168.50.2:0"),
+            "peer[0].endpoint",
+            "not a reachable address",
+        ),
+        (
+            replaced("192.168.50.2:51900", "[fd00::2]:51900"),
+            "peer[0].endpoint",
+            "another address family",
+        ),
+        (
+            replaced(r#"["10.77.0.2/32", "10.88.0.0/16"]"#, "[]"),
+            "peer[0].allowed_ips",
+            "at least one",
+        ),
+        (
+            replaced("10.88.0.0/16", "10.88.0.0/"),
+            "peer[0].allowed_ips[1]",
+            "prefix length",
+        ),
+        (
+            replaced("10.88.0.0/16", "10.88.0.1/16"),
+            "peer[0].allowed_ips[1]",
+            "host bits",
+        ),
+        (
+            replaced("10.88.0.0/16", "10.77.0.0/24"),
+            "peer[0].allowed_ips[1]",
+            "same peer",
+        ),
+        (
+            replaced("10.88.0.0/16", "192.168.0.0/16"),
+            "peer[0].allowed_ips[1]",
+            "would loop",
+        ),
+    ];
+    for (text, key, phrase) in cases {
+        let (k, reason) = invalid(&text);
+        assert_eq!(k, key, "reason was: {reason}");
+        assert!(
+            reason.contains(phrase),
+            "{key}: '{reason}' lacks '{phrase}'"
+        );
+    }
+}
+
+#[test]
+fn peer_level_errors() {
+    let second = |allowed: &str, endpoint: &str| {
+        format!(
+            "{EXAMPLE}\n[[peer]]\nname = \"other\"\nendpoint = \"{endpoint}\"\nallowed_ips = [\"{allowed}\"]\n"
+        )
+    };
+    let (k, r) = invalid(&second("10.88.1.0/24", "192.168.50.3:51900"));
+    assert_eq!(k, "peer[1].allowed_ips[0]");
+    assert!(r.contains("overlaps 10.88.0.0/16 of peer[0]"), "{r}");
+    let (k, r) = invalid(&second("10.99.0.0/16", "192.168.50.2:51900"));
+    assert_eq!(k, "peer[1].endpoint");
+    assert!(r.contains("also the endpoint of peer[0]"), "{r}");
+    assert!(Config::parse(&second("10.99.0.0/16", "192.168.50.3:51900")).is_ok());
+    let none = EXAMPLE.split("[[peer]]").next().unwrap();
+    let (k, r) = invalid(none);
+    assert_eq!(k, "peer");
+    assert!(r.contains("at least one"), "{r}");
+}
+
+#[test]
+fn routes_off_allows_endpoint_inside_allowed_ips_and_off_mode_skips_header_check() {
+    let text = replaced("path_mtu = 1500", "path_mtu = 1500\nroutes = false")
+        .replace("10.88.0.0/16", "192.168.0.0/16");
+    assert!(with(|_| text.clone()).is_ok());
+    let off = replaced("path_mtu = 1500", "path_mtu = 600")
+        .replace("window = 16", "window = 100")
+        .replace(r#"mode = "nc""#, r#"mode = "off""#);
+    assert_eq!(Config::parse(&off).unwrap().coding.mode, Mode::Off);
+}
+
+#[test]
+fn load_reports_missing_file() {
+    let e = Config::load(std::path::Path::new("/nonexistent/tcpnc.toml")).unwrap_err();
+    assert!(matches!(e, ConfigError::Io { .. }));
+    assert!(e.to_string().contains("/nonexistent/tcpnc.toml"));
+}

@@ -1,0 +1,263 @@
+//! Privileged tests: a real TUN device and two real gateways, each inside network namespaces
+//! the test creates (and deletes). They skip with a message when not root or without
+//! `/dev/net/tun` or `ip`.
+
+mod common;
+
+use std::fs::File;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tcpnc_gateway::config::Config;
+use tcpnc_gateway::io::Tun;
+use tcpnc_gateway::sys::{SysTun, SysUdp, is_root};
+use tcpnc_gateway::up::{UpOptions, up};
+use tcpnc_gateway::{GatewayError, cidr::Cidr};
+
+fn skip_reason() -> Option<&'static str> {
+    if !is_root() {
+        return Some("not root");
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun");
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("no `ip` (iproute2)");
+    }
+    None
+}
+
+fn ip(args: &[&str]) -> std::process::Output {
+    Command::new("ip").args(args).output().expect("run ip")
+}
+
+fn ip_ok(args: &[&str]) {
+    let out = ip(args);
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A network namespace deleted on drop.
+struct Netns(String);
+
+impl Netns {
+    fn new(tag: &str) -> Netns {
+        let name = format!("tcpnc-{tag}-{}", std::process::id());
+        let _ = ip(&["netns", "del", &name]);
+        ip_ok(&["netns", "add", &name]);
+        ip_ok(&["netns", "exec", &name, "ip", "link", "set", "lo", "up"]);
+        Netns(name)
+    }
+
+    /// Moves the calling thread into this namespace.
+    fn enter(&self) {
+        let f = File::open(format!("/var/run/netns/{}", self.0)).expect("open netns");
+        // SAFETY: setns on a valid namespace fd affects only the calling thread.
+        let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
+        assert_eq!(r, 0, "setns: {}", std::io::Error::last_os_error());
+    }
+
+    fn exec(&self, args: &[&str]) -> std::process::Output {
+        let mut all = vec!["netns", "exec", &self.0, "ip"];
+        all.extend_from_slice(args);
+        ip(&all)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = ip(&["netns", "del", &self.0]);
+    }
+}
+
+#[test]
+fn tun_device_lifecycle() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED tun_device_lifecycle: {why}");
+        return;
+    }
+    let ns = Netns::new("smoke");
+    let ns_ref = &ns;
+    thread::scope(|s| {
+        s.spawn(move || {
+            ns_ref.enter();
+            let addr: Cidr = "10.213.0.1/24".parse().unwrap();
+            let tun = SysTun::create("tncsmoke0", addr, 1400).expect("create TUN");
+            let show = ns_ref.exec(&["addr", "show", "dev", "tncsmoke0"]);
+            let text = String::from_utf8_lossy(&show.stdout).to_string();
+            assert!(text.contains("10.213.0.1/24"), "{text}");
+            assert!(text.contains("mtu 1400"), "{text}");
+            assert!(text.contains(",UP"), "{text}");
+            // Write an echo request to our own address; read the kernel's echo reply.
+            let req = common::icmp_echo([10, 213, 0, 2], [10, 213, 0, 1], 0x4242, b"tcpnc");
+            tun.send(&req).unwrap();
+            let mut buf = [0u8; 2048];
+            let deadline = Instant::now() + Duration::from_secs(3);
+            let mut reply = None;
+            while Instant::now() < deadline {
+                if let Some(n) = tun.recv(&mut buf, Duration::from_millis(100)).unwrap() {
+                    let p = &buf[..n];
+                    if p[0] >> 4 == 4 && p[9] == 1 && p[20] == 0 {
+                        reply = Some(p.to_vec());
+                        break;
+                    }
+                }
+            }
+            let reply = reply.expect("echo reply from the kernel");
+            assert_eq!(&reply[12..16], &[10, 213, 0, 1]);
+            assert_eq!(&reply[reply.len() - 5..], b"tcpnc");
+            drop(tun);
+            let gone = ns_ref.exec(&["link", "show", "tncsmoke0"]);
+            assert!(!gone.status.success(), "TUN must be removed when dropped");
+        })
+        .join()
+        .unwrap();
+    });
+}
+
+#[test]
+fn udp_address_in_use_is_reported() {
+    let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    assert!(matches!(SysUdp::bind(addr), Err(GatewayError::AddrInUse(a)) if a == addr));
+}
+
+fn gw_config(own: &str, listen: &str, peer: &str, allowed: &str, stats: &str) -> Config {
+    Config::parse(&format!(
+        r#"
+        [interface]
+        name = "tnc0"
+        address = "{own}"
+        listen = "{listen}"
+        stats_file = "{stats}"
+        [coding]
+        mode = "off"
+        [[peer]]
+        endpoint = "{peer}"
+        allowed_ips = [{allowed}]
+        "#
+    ))
+    .unwrap()
+}
+
+/// Two `tcpnc up` gateways in two namespaces joined by a veth pair; UDP across the tunnel.
+#[test]
+fn two_real_gateways_in_namespaces() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED two_real_gateways_in_namespaces: {why}");
+        return;
+    }
+    let (na, nb) = (Netns::new("gwa"), Netns::new("gwb"));
+    let (va, vb) = (
+        format!("tva{}", std::process::id() % 100000),
+        format!("tvb{}", std::process::id() % 100000),
+    );
+    ip_ok(&["link", "add", &va, "type", "veth", "peer", "name", &vb]);
+    ip_ok(&["link", "set", &va, "netns", &na.0]);
+    ip_ok(&["link", "set", &vb, "netns", &nb.0]);
+    for (ns, v, a) in [(&na, &va, "10.214.0.1/24"), (&nb, &vb, "10.214.0.2/24")] {
+        assert!(ns.exec(&["addr", "add", a, "dev", v]).status.success());
+        assert!(ns.exec(&["link", "set", v, "up"]).status.success());
+    }
+    let dir = std::env::temp_dir().join(format!("tcpnc-priv-{}", std::process::id()));
+    let sa = dir.join("a.json");
+    let ca = gw_config(
+        "10.77.0.1/24",
+        "10.214.0.1:51900",
+        "10.214.0.2:51900",
+        r#""10.77.0.2/32", "10.78.0.0/24""#,
+        sa.to_str().unwrap(),
+    );
+    let cb = gw_config(
+        "10.77.0.2/24",
+        "10.214.0.2:51900",
+        "10.214.0.1:51900",
+        r#""10.77.0.1/32""#,
+        dir.join("b.json").to_str().unwrap(),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let opts = UpOptions {
+        stats_file: None,
+        stats_interval: Duration::from_millis(200),
+    };
+    let run = |ns: &Netns, cfg: Config| {
+        ns.enter();
+        up(&cfg, &opts, stop.clone())
+    };
+    thread::scope(|s| {
+        let (run, na_r, nb_r) = (&run, &na, &nb);
+        let ha = s.spawn(move || run(na_r, ca));
+        let hb = s.spawn(move || run(nb_r, cb));
+        let result = std::panic::catch_unwind(|| exchange_udp(&na, &nb));
+        // The route for the prefix outside the interface's subnet must exist while up.
+        let routes = na.exec(&["route", "show", "dev", "tnc0"]);
+        stop.store(true, Ordering::SeqCst);
+        let snap_a = ha.join().unwrap().expect("gateway A");
+        let snap_b = hb.join().unwrap().expect("gateway B");
+        result.unwrap();
+        let routes = String::from_utf8_lossy(&routes.stdout).to_string();
+        assert!(routes.contains("10.78.0.0/24"), "{routes}");
+        assert!(snap_a.stopped && snap_b.stopped);
+        assert!(snap_a.gateway.tun_rx_packets >= 1);
+        assert!(snap_b.gateway.tun_tx_packets >= 1);
+        assert!(snap_a.gateway.keepalives_rx >= 1);
+        let on_disk = tcpnc_gateway::stats::read_snapshot(&sa).unwrap();
+        assert!(on_disk.stopped);
+        for ns in [&na, &nb] {
+            assert!(
+                !ns.exec(&["link", "show", "tnc0"]).status.success(),
+                "TUN removed"
+            );
+        }
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Sends UDP from 10.77.0.1 (namespace A) to 10.77.0.2:7000 (namespace B) and back.
+fn exchange_udp(na: &Netns, nb: &Netns) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    // Wait for both TUN devices to exist.
+    while [na, nb]
+        .iter()
+        .any(|n| !n.exec(&["link", "show", "tnc0"]).status.success())
+    {
+        assert!(Instant::now() < deadline, "gateways did not come up");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::scope(|s| {
+        let server = s.spawn(|| {
+            nb.enter();
+            let sock = UdpSocket::bind("10.77.0.2:7000").unwrap();
+            sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut buf = [0u8; 1500];
+            let (n, from): (usize, SocketAddr) = sock.recv_from(&mut buf).unwrap();
+            sock.send_to(&buf[..n], from).unwrap();
+            buf[..n].to_vec()
+        });
+        let client = s.spawn(|| {
+            na.enter();
+            let sock = UdpSocket::bind("10.77.0.1:0").unwrap();
+            sock.set_read_timeout(Some(Duration::from_millis(300)))
+                .unwrap();
+            let mut buf = [0u8; 1500];
+            for _ in 0..15 {
+                sock.send_to(b"across the tunnel", "10.77.0.2:7000")
+                    .unwrap();
+                if let Ok(n) = sock.recv(&mut buf) {
+                    return buf[..n].to_vec();
+                }
+            }
+            panic!("no echo across the tunnel");
+        });
+        assert_eq!(client.join().unwrap(), b"across the tunnel");
+        assert_eq!(server.join().unwrap(), b"across the tunnel");
+    });
+}

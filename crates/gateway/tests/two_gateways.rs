@@ -1,0 +1,246 @@
+//! Two gateways in one process on fake TUNs and a fake UDP network (no privileges).
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use tcpnc_gateway::config::Config;
+use tcpnc_gateway::engine::{PassThrough, PeerEngine};
+use tcpnc_gateway::io::{FakeNet, FakeTunHandle, FakeUdp, Udp, fake_tun};
+use tcpnc_gateway::relay::{Relay, RelayOptions};
+use tcpnc_gateway::stats::{Snapshot, read_snapshot};
+use tcpnc_gateway::{Gateway, GatewayHandle, GatewayOptions};
+
+const A: [u8; 4] = [10, 77, 0, 1];
+const B: [u8; 4] = [10, 77, 0, 2];
+
+fn config(addr: &str, listen: SocketAddr, peer: SocketAddr, allowed: &str) -> Config {
+    Config::parse(&format!(
+        r#"
+        [interface]
+        name = "fake"
+        address = "{addr}"
+        listen = "{listen}"
+        routes = false
+        [coding]
+        mode = "off"
+        [[peer]]
+        name = "far"
+        endpoint = "{peer}"
+        allowed_ips = [{allowed}]
+        "#
+    ))
+    .unwrap()
+}
+
+type Engines = fn(&Config) -> Vec<Box<dyn PeerEngine>>;
+
+fn pass_through(c: &Config) -> Vec<Box<dyn PeerEngine>> {
+    c.peers
+        .iter()
+        .map(|_| Box::new(PassThrough::new(4096)) as Box<dyn PeerEngine>)
+        .collect()
+}
+
+fn start(
+    cfg: &Config,
+    udp: FakeUdp,
+    engines: Engines,
+    stats: Option<std::path::PathBuf>,
+) -> (GatewayHandle, FakeTunHandle) {
+    let (tun, handle) = fake_tun();
+    let opts = GatewayOptions {
+        interface: cfg.interface.name.clone(),
+        mode: cfg.coding.mode,
+        stats_file: stats,
+        stats_interval: Duration::from_millis(100),
+        queue_packets: cfg.interface.queue_packets,
+    };
+    let peers = cfg.peers.iter().cloned().zip(engines(cfg)).collect();
+    let mut gw = Gateway::new(opts, tun, udp, peers);
+    gw.probe_peers().unwrap();
+    (gw.spawn(), handle)
+}
+
+/// Collects `n` packets (or fewer, on a 5 s deadline).
+fn collect(rx: &Receiver<Vec<u8>>, n: usize) -> Vec<Vec<u8>> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut got = Vec::new();
+    while got.len() < n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(p) => got.push(p),
+            Err(_) => break,
+        }
+    }
+    got
+}
+
+fn addr(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+#[test]
+fn many_flows_and_non_tcp_cross_both_ways() {
+    let net = FakeNet::new();
+    let (ua, ub) = (
+        net.bind(addr(1), 8192).unwrap(),
+        net.bind(addr(2), 8192).unwrap(),
+    );
+    let ca = config(
+        "10.77.0.1/24",
+        addr(1),
+        addr(2),
+        r#""10.77.0.2/32", "10.88.0.0/16""#,
+    );
+    let cb = config("10.77.0.2/24", addr(2), addr(1), r#""10.77.0.1/32""#);
+    let dir = std::env::temp_dir().join(format!("tcpnc-gw-test-{}", std::process::id()));
+    let stats_a = dir.join("a.json");
+    let (ga, ha) = start(&ca, ua, pass_through, Some(stats_a.clone()));
+    let (gb, hb) = start(&cb, ub, pass_through, None);
+
+    // 64 TCP flows x 4 segments, one ICMP echo, one UDP datagram to a routed subnet.
+    let mut sent = Vec::new();
+    for flow in 0..64u16 {
+        for seg in 0..4u32 {
+            let data = vec![(flow as u8) ^ (seg as u8); 100 + usize::from(flow)];
+            sent.push(common::tcp(A, B, 40000 + flow, 80, seg * 1000, &data));
+        }
+    }
+    sent.push(common::icmp_echo(A, B, 7, b"ping"));
+    sent.push(common::udp(A, [10, 88, 3, 4], 5353, 53, b"query"));
+    for p in &sent {
+        ha.inject.send(p.clone()).unwrap();
+    }
+    // No peer for this destination: counted and dropped.
+    ha.inject
+        .send(common::udp(A, [10, 99, 0, 1], 1, 2, b"x"))
+        .unwrap();
+    // A datagram from an address that is no peer.
+    let stranger = net.bind(addr(3), 4).unwrap();
+    stranger.send_to(b"\x50junk", addr(1)).unwrap();
+
+    let got = collect(&hb.written, sent.len());
+    assert_eq!(got.len(), sent.len());
+    let (mut g, mut s) = (got.clone(), sent.clone());
+    g.sort();
+    s.sort();
+    assert_eq!(g, s, "B's TUN must see exactly the packets A's TUN read");
+
+    // Reverse direction.
+    let reply = common::tcp(B, A, 80, 40000, 1, b"response");
+    hb.inject.send(reply.clone()).unwrap();
+    assert_eq!(collect(&ha.written, 1), vec![reply]);
+
+    let sa: Snapshot = ga.stop().unwrap();
+    let sb: Snapshot = gb.stop().unwrap();
+    assert_eq!(sa.gateway.tun_rx_packets, sent.len() as u64 + 1);
+    assert_eq!(sa.gateway.no_peer_drops, 1);
+    assert_eq!(sa.gateway.unknown_source_drops, 1);
+    assert_eq!(sa.gateway.keepalives_tx, 1);
+    assert_eq!(sa.gateway.keepalives_rx, 1);
+    assert_eq!(sa.peers[0].counters.datagrams_tx, sent.len() as u64);
+    assert_eq!(sa.peers[0].counters.delivered_packets, 1);
+    assert_eq!(sb.gateway.tun_tx_packets, sent.len() as u64);
+    let flows = sa.peers[0].engine["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 64 + 2, "64 TCP flows + ICMP + UDP");
+    assert!(sa.stopped);
+
+    let on_disk = read_snapshot(&stats_a).unwrap();
+    assert!(on_disk.stopped);
+    assert_eq!(on_disk.gateway.tun_rx_packets, sa.gateway.tun_rx_packets);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gateways_through_a_delaying_relay() {
+    let net = FakeNet::new();
+    let ua = net.bind(addr(11), 1024).unwrap();
+    let ub = net.bind(addr(12), 1024).unwrap();
+    let ra = net.bind(addr(21), 1024).unwrap();
+    let rb = net.bind(addr(22), 1024).unwrap();
+    let mut spec = tcpnc_gateway::relay::spec::DirectionSpec::default();
+    spec.set("delay-ms", "20").unwrap();
+    let link = spec.to_link_config().unwrap();
+    let opts = RelayOptions {
+        a_listen: addr(21),
+        a_peer: Some(addr(11)),
+        b_listen: addr(22),
+        b_peer: Some(addr(12)),
+        ab: link.clone(),
+        ba: link,
+        seed: 1,
+        stats_file: None,
+    };
+    let relay = Relay::with_sockets(&opts, ra, rb).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let relay_thread = {
+        let stop = stop.clone();
+        std::thread::spawn(move || relay.run(stop))
+    };
+    // Each gateway's peer is the relay socket facing it.
+    let ca = config("10.77.0.1/24", addr(11), addr(21), r#""10.77.0.2/32""#);
+    let cb = config("10.77.0.2/24", addr(12), addr(22), r#""10.77.0.1/32""#);
+    let (ga, ha) = start(&ca, ua, pass_through, None);
+    let (gb, hb) = start(&cb, ub, pass_through, None);
+    let p = common::tcp(A, B, 1234, 80, 0, b"through the relay");
+    let t0 = Instant::now();
+    ha.inject.send(p.clone()).unwrap();
+    assert_eq!(collect(&hb.written, 1), vec![p]);
+    assert!(
+        t0.elapsed() >= Duration::from_millis(20),
+        "{:?}",
+        t0.elapsed()
+    );
+    ga.stop().unwrap();
+    gb.stop().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let stats = relay_thread.join().unwrap().unwrap();
+    assert_eq!(
+        stats["a_to_b"]["relay"]["forwarded"], 2,
+        "keepalive + packet"
+    );
+    assert_eq!(stats["b_to_a"]["relay"]["forwarded"], 1, "keepalive");
+}
+
+fn proto_engines(c: &Config) -> Vec<Box<dyn PeerEngine>> {
+    (0..c.peers.len())
+        .map(|i| tcpnc_gateway::up::engine_for(c, i).unwrap())
+        .collect()
+}
+
+/// The TCP/NC engine with coding off: packets cross unchanged, many flows and ICMP.
+#[test]
+fn proto_engine_in_off_mode_carries_packets_unchanged() {
+    let net = FakeNet::new();
+    let (ua, ub) = (
+        net.bind(addr(31), 4096).unwrap(),
+        net.bind(addr(32), 4096).unwrap(),
+    );
+    let ca = config("10.77.0.1/24", addr(31), addr(32), r#""10.77.0.2/32""#);
+    let cb = config("10.77.0.2/24", addr(32), addr(31), r#""10.77.0.1/32""#);
+    let (ga, ha) = start(&ca, ua, proto_engines, None);
+    let (gb, hb) = start(&cb, ub, proto_engines, None);
+    let mut sent: Vec<Vec<u8>> = (0..16u16)
+        .map(|f| common::tcp(A, B, 50000 + f, 443, 7, &[f as u8; 300]))
+        .collect();
+    sent.push(common::icmp_echo(A, B, 9, b"ping"));
+    for p in &sent {
+        ha.inject.send(p.clone()).unwrap();
+    }
+    let mut got = collect(&hb.written, sent.len());
+    got.sort();
+    sent.sort();
+    assert_eq!(got, sent);
+    let sa = ga.stop().unwrap();
+    gb.stop().unwrap();
+    assert_eq!(sa.peers[0].engine["engine"], "tcpnc-proto");
+    assert!(
+        sa.peers[0].engine["totals"]["datagrams_sent"]
+            .as_u64()
+            .unwrap()
+            >= 17
+    );
+}

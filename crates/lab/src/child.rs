@@ -1,0 +1,184 @@
+//! Child processes started inside a namespace (`ip netns exec NS PROGRAM ...`): stdout read
+//! line by line on a thread, stderr kept in a log file, stopped (SIGTERM, then SIGKILL) and
+//! reaped on drop, registered for signal-time cleanup while alive.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use crate::error::{LabError, Result};
+use crate::guard;
+
+/// How long a stopped child gets to exit after SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// What [`Child::poll_line`] saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// One line of stdout.
+    Text(String),
+    /// Stdout is closed (the child exited or closed it).
+    Closed,
+    /// Nothing within the wait.
+    Nothing,
+}
+
+/// A running child process.
+pub struct Child {
+    name: String,
+    child: std::process::Child,
+    lines: Receiver<String>,
+    log: PathBuf,
+    status: Option<ExitStatus>,
+}
+
+impl Child {
+    /// Starts `program args` inside namespace `ns` (or in the current one with `None`);
+    /// stderr goes to `log`.
+    pub fn spawn(
+        name: &str,
+        ns: Option<&str>,
+        program: &Path,
+        args: &[String],
+        log: &Path,
+    ) -> Result<Child> {
+        let mut cmd = match ns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(program);
+                c
+            }
+            None => Command::new(program),
+        };
+        cmd.args(args);
+        let err_file = std::fs::File::create(log).map_err(|e| LabError::file(log, e))?;
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(err_file));
+        let printable = format!("{} {}", program.display(), args.join(" "));
+        let mut child = cmd.spawn().map_err(|e| LabError::Command {
+            cmd: printable,
+            detail: e.to_string(),
+        })?;
+        guard::register_pid(child.id() as i32);
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Child {
+            name: name.to_string(),
+            child,
+            lines,
+            log: log.to_path_buf(),
+            status: None,
+        })
+    }
+
+    /// The child's display name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The next stdout line, waiting at most `wait`.
+    pub fn poll_line(&mut self, wait: Duration) -> Line {
+        match self.lines.recv_timeout(wait) {
+            Ok(l) => Line::Text(l),
+            Err(RecvTimeoutError::Disconnected) => Line::Closed,
+            Err(RecvTimeoutError::Timeout) => Line::Nothing,
+        }
+    }
+
+    /// Whether the child has exited (reaps it).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none()
+            && let Ok(Some(s)) = self.child.try_wait()
+        {
+            guard::unregister_pid(self.child.id() as i32);
+            self.status = Some(s);
+        }
+        self.status
+    }
+
+    /// Fails with the log tail if the child has exited.
+    pub fn check_running(&mut self) -> Result<()> {
+        match self.exited() {
+            None => Ok(()),
+            Some(s) => Err(LabError::Child {
+                what: format!("{} exited early ({s})", self.name),
+                log: self.log_tail(),
+            }),
+        }
+    }
+
+    /// Waits for the child to exit on its own, at most until `deadline` (then kills it).
+    pub fn wait(&mut self, deadline: Instant) -> Result<ExitStatus> {
+        while Instant::now() < deadline {
+            if let Some(s) = self.exited() {
+                return Ok(s);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+        Err(LabError::Timeout {
+            what: format!("{} to exit", self.name),
+            secs: 0.0,
+            log: self.log_tail(),
+        })
+    }
+
+    /// SIGTERM, then SIGKILL after a grace period; reaps. Idempotent.
+    pub fn stop(&mut self) -> Option<ExitStatus> {
+        if self.exited().is_none() {
+            // SAFETY: kill(2) of our own unreaped child.
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + STOP_GRACE;
+            while self.exited().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        if self.exited().is_none() {
+            self.kill();
+        }
+        self.status
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        if let Ok(s) = self.child.wait() {
+            self.status = Some(s);
+        }
+        guard::unregister_pid(self.child.id() as i32);
+    }
+
+    /// The last lines of the child's stderr log, prefixed by a newline (empty if none).
+    pub fn log_tail(&self) -> String {
+        log_tail(&self.log, &self.name)
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The last 15 lines of `log`, formatted for an error message.
+pub fn log_tail(log: &Path, name: &str) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let tail = &lines[lines.len().saturating_sub(15)..];
+    format!(
+        "\n--- last lines of {name}'s stderr ---\n{}",
+        tail.join("\n")
+    )
+}

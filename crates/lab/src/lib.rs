@@ -1,0 +1,73 @@
+//! tcpnc lab: a testbed on one machine.
+//!
+//! Three network namespaces (client host, emulator, server host) joined by veth pairs with
+//! offloads off; the emulator runs the relay (`tcpnc link`), each host runs a gateway
+//! (`tcpnc up`); the built-in source and sink (`tcpnc lab source|sink`) move seeded data over
+//! kernel TCP with a chosen congestion control and check sha256 end to end. Everything the
+//! lab creates is removed on return, on error and on SIGINT/SIGTERM ([`guard`]).
+//!
+//! * [`topo`]: namespaces and veths; [`session`]: relay + gateways; [`transfer`]: one
+//!   measured transfer; [`measure`]: measurements and `compare`; [`demo`]: the embedded
+//!   plan, table and plot; [`http`]: a stock HTTP client and server across the tunnel.
+//! * [`traffic`] and [`tcpinfo`]: the source and sink themselves.
+
+pub mod child;
+pub mod demo;
+pub mod error;
+pub mod guard;
+pub mod http;
+pub mod iperf;
+pub mod measure;
+pub mod netns;
+pub mod plot;
+pub mod progress;
+pub mod session;
+pub mod settings;
+pub mod tcpinfo;
+pub mod topo;
+pub mod traffic;
+pub mod transfer;
+
+pub use error::{LabError, Result};
+pub use measure::{Comparison, Measurement, compare, measure};
+pub use session::{Lab, Session, tcpnc_exe};
+pub use settings::{CodingSettings, Mode, PathSettings, TransferSettings, parse_bytes};
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use traffic::Event;
+
+/// `tcpnc lab sink`: listens, receives one connection, prints JSON events; exit code.
+pub fn sink_main(listen: SocketAddr, timeout: Duration, progress: bool) -> i32 {
+    let r = traffic::sink_listen(listen).and_then(|l| traffic::run_sink(l, timeout, progress));
+    finish(r.map(Event::SinkDone))
+}
+
+/// `tcpnc lab source`: connects, sends, prints JSON events; exit code.
+pub fn source_main(
+    connect: SocketAddr,
+    bytes: u64,
+    cc: &str,
+    seed: u64,
+    timeout: Duration,
+    progress: bool,
+) -> i32 {
+    let r = traffic::run_source(connect, bytes, cc, seed, timeout, progress);
+    finish(r.map(Event::SourceDone))
+}
+
+fn finish(r: Result<Event>) -> i32 {
+    match r {
+        Ok(ev) => {
+            traffic::emit(&ev);
+            0
+        }
+        Err(e) => {
+            traffic::emit(&Event::Error {
+                message: e.to_string(),
+            });
+            1
+        }
+    }
+}

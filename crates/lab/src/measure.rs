@@ -1,0 +1,150 @@
+//! A measurement (one session + one transfer, optionally iperf3 in a second session) and
+//! `lab compare`: plain then nc on the same path.
+
+use indicatif::ProgressBar;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::error::Result;
+use crate::iperf;
+use crate::session::{Lab, Session};
+use crate::settings::{CodingSettings, Mode, PathSettings, TransferSettings};
+use crate::transfer::{TransferResult, run_transfer};
+
+/// Everything one measurement reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measurement {
+    /// The transfer's figures (goodput, completion, integrity, retransmits, ...).
+    #[serde(flatten)]
+    pub transfer: TransferResult,
+    /// `{"client": ..., "server": ...}` gateway stats snapshots (null in direct mode).
+    pub gateways: Value,
+    /// The relay's counters (null in direct mode).
+    pub link: Value,
+    /// iperf3's figures, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iperf3: Option<Value>,
+    /// The settings used.
+    pub settings: Value,
+}
+
+/// The settings of a measurement as reported.
+pub fn settings_json(
+    mode: Mode,
+    path: &PathSettings,
+    coding: &CodingSettings,
+    t: &TransferSettings,
+) -> Value {
+    let mut v = json!({
+        "mode": mode.name(),
+        "rate_mbit": path.rate_mbit,
+        "delay_ms": path.delay_ms,
+        "loss": path.loss,
+        "queue_packets": path.queue(),
+        "path_seed": path.seed,
+        "bytes": t.bytes,
+        "cc": t.cc,
+        "data_seed": t.seed,
+    });
+    if mode == Mode::Direct {
+        // Direct routing bypasses the relay: no rate, delay or loss is applied.
+        for k in [
+            "rate_mbit",
+            "delay_ms",
+            "loss",
+            "queue_packets",
+            "path_seed",
+        ] {
+            v[k] = Value::Null;
+        }
+    }
+    if mode == Mode::Nc {
+        v["window"] = coding.window.into();
+        v["redundancy"] = coding.redundancy_for(path.loss).into();
+        v["scheme"] = coding.scheme.clone().into();
+    }
+    v
+}
+
+/// Runs one measurement on `lab`.
+pub fn measure(
+    lab: &Lab,
+    mode: Mode,
+    path: &PathSettings,
+    coding: &CodingSettings,
+    t: &TransferSettings,
+    with_iperf3: bool,
+    bar: &ProgressBar,
+) -> Result<Measurement> {
+    path.validate()?;
+    t.validate()?;
+    let mut session = Session::start(lab, mode, path, coding)?;
+    let transfer = run_transfer(&mut session, t, bar)?;
+    let stats = session.finish()?;
+    let iperf3 = if with_iperf3 {
+        let mut session = Session::start(lab, mode, path, coding)?;
+        let r = iperf::run_iperf3(&mut session, t)?;
+        session.finish()?;
+        Some(r)
+    } else {
+        None
+    };
+    Ok(Measurement {
+        transfer,
+        gateways: stats.gateways.unwrap_or(Value::Null),
+        link: stats.link.unwrap_or(Value::Null),
+        iperf3,
+        settings: settings_json(mode, path, coding, t),
+    })
+}
+
+/// The result of `lab compare`: exactly `{"plain": ..., "nc": ...}` in JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// Gateways with coding off.
+    pub plain: Measurement,
+    /// Gateways with TCP/NC.
+    pub nc: Measurement,
+}
+
+impl Comparison {
+    /// nc goodput / plain goodput.
+    pub fn speedup(&self) -> f64 {
+        self.nc.transfer.goodput_mbit / self.plain.transfer.goodput_mbit.max(1e-9)
+    }
+}
+
+/// Runs plain then nc back to back on one topology.
+pub fn compare(
+    lab: &Lab,
+    path: &PathSettings,
+    coding: &CodingSettings,
+    t: &TransferSettings,
+    with_iperf3: bool,
+    bar: &ProgressBar,
+) -> Result<Comparison> {
+    bar.set_prefix(format!("plain {}", t.cc));
+    let plain = measure(lab, Mode::Plain, path, coding, t, with_iperf3, bar)?;
+    bar.set_prefix(format!("nc {}", t.cc));
+    let nc = measure(lab, Mode::Nc, path, coding, t, with_iperf3, bar)?;
+    Ok(Comparison { plain, nc })
+}
+
+/// Human-readable lines for one measurement.
+pub fn describe(name: &str, m: &Measurement) -> String {
+    let t = &m.transfer;
+    let mut s = format!(
+        "{name:>12}: {:7.2} Mbit/s  {:7.2} s  retransmits {:5}  integrity {}",
+        t.goodput_mbit,
+        t.completion_s,
+        t.retransmits,
+        if t.integrity_ok { "ok" } else { "FAILED" }
+    );
+    if let Some(ip) = &m.iperf3 {
+        match ip.get("goodput_mbit").and_then(Value::as_f64) {
+            Some(g) => s += &format!("  (iperf3 {g:.2} Mbit/s)"),
+            None => s += &format!("  (iperf3: {})", ip["skipped"].as_str().unwrap_or("-")),
+        }
+    }
+    s
+}

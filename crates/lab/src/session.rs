@@ -1,0 +1,341 @@
+//! A lab (topology + scratch directory + the `tcpnc` binary) and a session on it: the relay
+//! (`tcpnc link`) in the emulator namespace and a gateway (`tcpnc up`) in each host
+//! namespace, started with readiness checks and stopped with their final counters read.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::child::Child;
+use crate::error::{LabError, Result};
+use crate::guard::ScratchDir;
+use crate::netns::{self, Proto, in_netns};
+use crate::settings::{CodingSettings, Mode, PathSettings};
+use crate::topo::{self, Topology};
+
+/// Tunnel address of the client gateway's TUN.
+pub const TUN_CLI: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 1);
+/// Tunnel address of the server gateway's TUN.
+pub const TUN_SRV: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 2);
+/// TUN device name in both host namespaces.
+pub const TUN_DEV: &str = "nc0";
+/// TUN MTU.
+pub const TUN_MTU: u16 = 1400;
+/// UDP port of both gateways.
+pub const GATEWAY_PORT: u16 = 51820;
+/// UDP port of the relay's A (client-facing) socket.
+pub const RELAY_A_PORT: u16 = 7001;
+/// UDP port of the relay's B (server-facing) socket.
+pub const RELAY_B_PORT: u16 = 7002;
+/// How long a started process may take to become ready.
+const READY: Duration = Duration::from_secs(10);
+
+/// The environment variable that overrides the `tcpnc` binary the lab starts.
+pub const BIN_ENV: &str = "TCPNC_BIN";
+
+/// The `tcpnc` binary to start in the namespaces: `$TCPNC_BIN`, else this executable.
+pub fn tcpnc_exe() -> Result<PathBuf> {
+    match std::env::var_os(BIN_ENV) {
+        Some(p) => Ok(PathBuf::from(p)),
+        None => std::env::current_exe().map_err(|e| LabError::Os {
+            what: "locating the tcpnc executable".into(),
+            source: e,
+        }),
+    }
+}
+
+/// A topology, a scratch directory for configs, logs and stats, and the binary to run.
+pub struct Lab {
+    /// Namespaces (dropped after everything that runs in them).
+    pub topo: Topology,
+    /// The `tcpnc` binary.
+    pub exe: PathBuf,
+    dir: ScratchDir,
+    runs: AtomicU32,
+}
+
+impl Lab {
+    /// Creates the topology and the scratch directory.
+    pub fn new(exe: PathBuf) -> Result<Lab> {
+        let topo = Topology::create()?;
+        let dir = ScratchDir::new(&topo.id)?;
+        Ok(Lab {
+            topo,
+            exe,
+            dir,
+            runs: AtomicU32::new(0),
+        })
+    }
+
+    /// The scratch directory (removed with the lab).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A fresh file name in the scratch directory: `<stem>-<run>.<ext>`.
+    pub fn file(&self, stem: &str, ext: &str) -> PathBuf {
+        let n = self.runs.fetch_add(1, Ordering::SeqCst);
+        self.dir().join(format!("{stem}-{n}.{ext}"))
+    }
+
+    /// Starts `tcpnc ARGS` in namespace `ns`, stderr to a log in the scratch directory.
+    pub fn spawn(&self, name: &str, ns: &str, args: &[String]) -> Result<Child> {
+        let log = self.file(&name.replace(' ', "-"), "log");
+        Child::spawn(name, Some(ns), &self.exe, args, &log)
+    }
+
+    /// Starts any program in namespace `ns`.
+    pub fn spawn_program(
+        &self,
+        name: &str,
+        ns: &str,
+        program: &Path,
+        args: &[String],
+    ) -> Result<Child> {
+        let log = self.file(&name.replace(' ', "-"), "log");
+        Child::spawn(name, Some(ns), program, args, &log)
+    }
+}
+
+/// Waits until `check` holds, failing early (with its log) if `child` exits.
+pub fn wait_ready(
+    child: &mut Child,
+    what: &str,
+    timeout: Duration,
+    mut check: impl FnMut() -> Result<bool>,
+) -> Result<()> {
+    netns::wait_until(what, timeout, || {
+        child.check_running()?;
+        check()
+    })
+    .map_err(|e| match e {
+        LabError::Timeout { what, secs, .. } => LabError::Timeout {
+            what,
+            secs,
+            log: child.log_tail(),
+        },
+        e => e,
+    })
+}
+
+/// The relay and the two gateways of one run (none in [`Mode::Direct`]).
+pub struct Session<'a> {
+    lab: &'a Lab,
+    mode: Mode,
+    relay: Option<(Child, PathBuf)>,
+    gateways: Vec<(Child, PathBuf)>,
+}
+
+/// Counters collected when a session stops.
+#[derive(Debug, Clone, Default)]
+pub struct SessionStats {
+    /// `{"client": snapshot, "server": snapshot}` of the gateways' stats files.
+    pub gateways: Option<Value>,
+    /// The relay's counters.
+    pub link: Option<Value>,
+}
+
+impl<'a> Session<'a> {
+    /// Starts the relay and the gateways for `mode` and waits until each is ready.
+    pub fn start(
+        lab: &'a Lab,
+        mode: Mode,
+        path: &PathSettings,
+        coding: &CodingSettings,
+    ) -> Result<Session<'a>> {
+        let mut s = Session {
+            lab,
+            mode,
+            relay: None,
+            gateways: Vec::new(),
+        };
+        if mode == Mode::Direct {
+            return Ok(s);
+        }
+        let t = &lab.topo;
+        let stats = lab.file("link", "json");
+        let relay_args = [
+            "link".into(),
+            "--a-listen".into(),
+            format!("{}:{RELAY_A_PORT}", topo::EMU_CLI_ADDR),
+            "--a-peer".into(),
+            format!("{}:{GATEWAY_PORT}", topo::CLI_ADDR),
+            "--b-listen".into(),
+            format!("{}:{RELAY_B_PORT}", topo::EMU_SRV_ADDR),
+            "--b-peer".into(),
+            format!("{}:{GATEWAY_PORT}", topo::SRV_ADDR),
+            "--rate-mbit".into(),
+            path.rate_mbit.to_string(),
+            "--delay-ms".into(),
+            path.delay_ms.to_string(),
+            "--queue-packets".into(),
+            path.queue().to_string(),
+            "--loss".into(),
+            path.loss.to_string(),
+            "--seed".into(),
+            path.seed.to_string(),
+            "--stats-file".into(),
+            stats.display().to_string(),
+        ];
+        let mut relay = lab.spawn("relay", &t.emu, &relay_args)?;
+        wait_ready(&mut relay, "the relay's sockets", READY, || {
+            in_netns(&t.emu, || {
+                Ok(netns::port_bound(Proto::Udp, RELAY_A_PORT)?
+                    && netns::port_bound(Proto::Udp, RELAY_B_PORT)?)
+            })
+        })?;
+        s.relay = Some((relay, stats));
+        let sides = [
+            (
+                "client gateway",
+                &t.cli,
+                TUN_CLI,
+                TUN_SRV,
+                topo::CLI_ADDR,
+                topo::EMU_CLI_ADDR,
+                RELAY_A_PORT,
+            ),
+            (
+                "server gateway",
+                &t.srv,
+                TUN_SRV,
+                TUN_CLI,
+                topo::SRV_ADDR,
+                topo::EMU_SRV_ADDR,
+                RELAY_B_PORT,
+            ),
+        ];
+        for (name, ns, me, peer, listen, relay_ip, relay_port) in sides {
+            let stats = lab.file(&name.replace(' ', "-"), "json");
+            let config = lab.file(&name.replace(' ', "-"), "toml");
+            let text = gateway_config(
+                mode,
+                coding,
+                path,
+                me,
+                peer,
+                SocketAddr::from((listen, GATEWAY_PORT)),
+                SocketAddr::from((relay_ip, relay_port)),
+                &stats,
+            );
+            std::fs::write(&config, text).map_err(|e| LabError::file(&config, e))?;
+            let args = [
+                "up".into(),
+                "--config".into(),
+                config.display().to_string(),
+                "--stats-file".into(),
+                stats.display().to_string(),
+            ];
+            let mut gw = lab.spawn(name, ns, &args)?;
+            wait_ready(
+                &mut gw,
+                &format!("the {name} (TUN {TUN_DEV} up)"),
+                READY,
+                || {
+                    in_netns(ns, || {
+                        Ok(netns::iface_up(TUN_DEV)?
+                            && netns::port_bound(Proto::Udp, GATEWAY_PORT)?)
+                    })
+                },
+            )?;
+            // The TUN carries MSS-sized segments only if the kernel does not offload; a
+            // TUN without offload support reports them off already.
+            in_netns(ns, || netns::offloads_off(TUN_DEV))?;
+            s.gateways.push((gw, stats));
+        }
+        Ok(s)
+    }
+
+    /// The address the server listens on for this session's mode.
+    pub fn server_ip(&self) -> Ipv4Addr {
+        match self.mode {
+            Mode::Direct => topo::SRV_ADDR,
+            _ => TUN_SRV,
+        }
+    }
+
+    /// The lab this session runs on.
+    pub fn lab(&self) -> &Lab {
+        self.lab
+    }
+
+    /// Fails if the relay or a gateway has died.
+    pub fn check_running(&mut self) -> Result<()> {
+        for (c, _) in self.relay.iter_mut().chain(self.gateways.iter_mut()) {
+            c.check_running()?;
+        }
+        Ok(())
+    }
+
+    /// Stops the gateways and the relay (SIGTERM; they write final counters) and reads
+    /// their counters.
+    pub fn finish(mut self) -> Result<SessionStats> {
+        if self.mode == Mode::Direct {
+            return Ok(SessionStats::default());
+        }
+        let mut snaps = Vec::new();
+        for (mut gw, stats) in std::mem::take(&mut self.gateways) {
+            gw.stop();
+            snaps.push(read_json(&stats, gw.name())?);
+        }
+        let link = match self.relay.take() {
+            Some((mut relay, stats)) => {
+                relay.stop();
+                Some(read_json(&stats, "relay")?)
+            }
+            None => None,
+        };
+        let mut it = snaps.into_iter();
+        let gateways = json!({"client": it.next(), "server": it.next()});
+        Ok(SessionStats {
+            gateways: Some(gateways),
+            link,
+        })
+    }
+}
+
+fn read_json(path: &Path, who: &str) -> Result<Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| LabError::file(path, e))?;
+    serde_json::from_str(&text).map_err(|e| LabError::Report {
+        who: who.to_string(),
+        detail: e.to_string(),
+    })
+}
+
+/// The `tcpnc up` configuration of one side.
+#[allow(clippy::too_many_arguments)]
+pub fn gateway_config(
+    mode: Mode,
+    coding: &CodingSettings,
+    path: &PathSettings,
+    me: Ipv4Addr,
+    peer: Ipv4Addr,
+    listen: SocketAddr,
+    endpoint: SocketAddr,
+    stats: &Path,
+) -> String {
+    let mut c = format!(
+        "[interface]\nname = \"{TUN_DEV}\"\naddress = \"{me}/24\"\nmtu = {TUN_MTU}\n\
+         listen = \"{listen}\"\nstats_file = \"{}\"\n\n",
+        stats.display()
+    );
+    match mode {
+        Mode::Nc => {
+            c += &format!(
+                "[coding]\nmode = \"nc\"\nwindow = {}\nredundancy = {}\nseed = {}\n",
+                coding.window,
+                coding.redundancy_for(path.loss),
+                path.seed
+            );
+            if let Some(s) = &coding.scheme {
+                c += &format!("scheme = \"{s}\"\n");
+            }
+        }
+        _ => c += "[coding]\nmode = \"off\"\n",
+    }
+    c += &format!("\n[[peer]]\nendpoint = \"{endpoint}\"\nallowed_ips = [\"{peer}/32\"]\n");
+    c
+}

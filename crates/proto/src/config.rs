@@ -1,0 +1,280 @@
+//! Engine configuration and its validation.
+//!
+//! Every knob of the paper (Sundararajan et al. §III–V: coding window W, redundancy R, buffer
+//! sizes) plus the engine's own limits (flows, queues, timers). Every buffer and queue of the
+//! engine is bounded by a field of [`Limits`]; every drop is counted in
+//! [`EngineStats`](crate::EngineStats).
+
+use std::time::Duration;
+
+use tcpnc_wire::{CoefficientMode, IpVersion};
+
+use crate::ack_policy::AckPolicy;
+use crate::hooks::{AckHoldPolicy, RepairPolicy, WindowPolicy};
+use crate::redundancy::RedundancyPolicy;
+
+/// Largest coding window: the wire's `n` is one byte (`docs/wire.md`).
+pub const MAX_CODING_WINDOW: usize = 255;
+
+/// Bytes of the TCP subheader assumed when clamping the MSS: a 20-byte TCP header without
+/// options, minus the 4 bytes of ports that travel in the flow identity (§III-A).
+pub const SUBHEADER_LEN_ASSUMED: usize = 16;
+
+/// Smallest MSS the engine accepts to derive from the tunnel MTU.
+pub const MIN_MSS: usize = 64;
+
+/// How the first combination of an arrival is formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CodingScheme {
+    /// Every combination is a random linear combination of the coding window (§II-B).
+    Dense,
+    /// The new symbol is first sent uncoded (SYSTEMATIC flag); the others are dense.
+    Systematic,
+}
+
+/// How the coefficient vector of a dense combination travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CoefficientTransport {
+    /// One byte per combined packet (§III-B, α_i).
+    Explicit,
+    /// A 32-bit seed for the codec's specified generator (Parejiya et al.).
+    Seeded,
+}
+
+impl CoefficientTransport {
+    /// The wire mode of a dense combination.
+    pub const fn wire_mode(self) -> CoefficientMode {
+        match self {
+            CoefficientTransport::Explicit => CoefficientMode::Explicit,
+            CoefficientTransport::Seeded => CoefficientMode::Seeded,
+        }
+    }
+}
+
+/// Bounds of every buffer and queue of the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Packets per flow in the coding buffer (§III-D; the paper's experiment used 100).
+    pub coding_buffer_packets: usize,
+    /// Bytes (subheader + payload) per flow in the coding buffer.
+    pub coding_buffer_bytes: usize,
+    /// Decoding buffer per flow in bytes of sequence space: bounds the advertised window
+    /// (§IV-D) and the decoded-but-unconfirmed segments kept for redelivery (§IV-C).
+    pub decoding_buffer_bytes: usize,
+    /// Undecoded rows and tracked symbols per flow in the decoder (the paper used 100).
+    pub decoding_buffer_packets: usize,
+    /// Flows tracked at once; beyond it, new connections are forwarded uncoded (BYPASS).
+    pub max_flows: usize,
+    /// Datagrams waiting for [`Engine::poll_transmit`](crate::Engine::poll_transmit).
+    pub transmit_queue: usize,
+    /// IP packets waiting for [`Engine::poll_local`](crate::Engine::poll_local).
+    pub local_queue: usize,
+    /// Events waiting for [`Engine::poll_event`](crate::Engine::poll_event).
+    pub event_queue: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            coding_buffer_packets: 256,
+            coding_buffer_bytes: 1 << 20,
+            decoding_buffer_bytes: 1 << 20,
+            decoding_buffer_packets: 1024,
+            max_flows: 1024,
+            transmit_queue: 4096,
+            local_queue: 4096,
+            event_queue: 1024,
+        }
+    }
+}
+
+/// Configuration of an [`Engine`](crate::Engine).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineConfig {
+    /// `false`: the baseline — every packet is forwarded uncoded in a BYPASS frame over the same
+    /// tunnel, without rewriting.
+    pub coding: bool,
+    /// W, the maximum coding window in packets (§III-C), `1..=255`.
+    pub coding_window: usize,
+    /// Redundancy policy (§II-B, §V-A: R combinations per arrival on average).
+    pub redundancy: RedundancyPolicy,
+    /// Dense or systematic.
+    pub scheme: CodingScheme,
+    /// Explicit coefficients or a seed in the header.
+    pub coefficients: CoefficientTransport,
+    /// Largest datagram (UDP payload) the tunnel carries; the MSS is clamped from it.
+    pub tunnel_mtu: usize,
+    /// Buffer and queue bounds.
+    pub limits: Limits,
+    /// A flow with no packet in either direction for this long is forgotten.
+    pub idle_timeout: Duration,
+    /// A flow whose both directions finished (FIN acknowledged) is forgotten after this long.
+    pub closed_linger: Duration,
+    /// A decoded segment delivered to the local TCP and not acknowledged by it within this
+    /// time is delivered again (§IV-C "delivery can be confirmed using the receiver TCP's ACKs").
+    pub redelivery_timeout: Duration,
+    /// Timer-driven redeliveries of one segment (backoff doubling); afterwards only the local
+    /// TCP's ack reaching the segment triggers a redelivery (counted when the timer stops).
+    pub max_redeliveries: u32,
+    /// Which combinations the receiver half acknowledges.
+    pub ack_policy: AckPolicy,
+    /// Repair bursts (EOT/PB hook).
+    pub repair: RepairPolicy,
+    /// Holding of duplicate ACKs at the sender side (Pause-ACK hook).
+    pub ack_hold: AckHoldPolicy,
+    /// Coding-window adaptation (adaptive W hook).
+    pub window_policy: WindowPolicy,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            coding: true,
+            coding_window: 3,
+            redundancy: RedundancyPolicy::Fixed(1.25),
+            scheme: CodingScheme::Dense,
+            coefficients: CoefficientTransport::Explicit,
+            tunnel_mtu: 1472,
+            limits: Limits::default(),
+            idle_timeout: Duration::from_secs(300),
+            closed_linger: Duration::from_secs(4),
+            redelivery_timeout: Duration::from_millis(200),
+            max_redeliveries: 8,
+            ack_policy: AckPolicy::default(),
+            repair: RepairPolicy::Off,
+            ack_hold: AckHoldPolicy::Immediate,
+            window_policy: WindowPolicy::Fixed,
+        }
+    }
+}
+
+/// Why a configuration was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// W outside `1..=255`.
+    #[error("coding window {0} outside 1..={MAX_CODING_WINDOW}")]
+    CodingWindow(usize),
+    /// R not a finite number in `[1, 16]`.
+    #[error("redundancy {0} is not a finite number in [1, 16]")]
+    Redundancy(f64),
+    /// The tunnel MTU leaves less than [`MIN_MSS`] bytes of TCP payload.
+    #[error("tunnel MTU {mtu} leaves an MSS of {mss} bytes (< {MIN_MSS}) at W = {window}")]
+    TunnelMtu {
+        /// The configured MTU.
+        mtu: usize,
+        /// The coding window.
+        window: usize,
+        /// The MSS that would result (may be negative).
+        mss: i64,
+    },
+    /// A limit that must be positive is zero.
+    #[error("limit `{0}` must be positive")]
+    ZeroLimit(&'static str),
+    /// A timer that must be positive is zero.
+    #[error("duration `{0}` must be positive")]
+    ZeroDuration(&'static str),
+}
+
+impl EngineConfig {
+    /// Checks every field; [`Engine::new`](crate::Engine::new) calls it.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=MAX_CODING_WINDOW).contains(&self.coding_window) {
+            return Err(ConfigError::CodingWindow(self.coding_window));
+        }
+        self.redundancy.validate()?;
+        let mss = self.mss_clamp(IpVersion::V6);
+        if mss < MIN_MSS as i64 {
+            return Err(ConfigError::TunnelMtu {
+                mtu: self.tunnel_mtu,
+                window: self.coding_window,
+                mss,
+            });
+        }
+        let l = &self.limits;
+        for (name, v) in [
+            ("coding_buffer_packets", l.coding_buffer_packets),
+            ("coding_buffer_bytes", l.coding_buffer_bytes),
+            ("decoding_buffer_bytes", l.decoding_buffer_bytes),
+            ("decoding_buffer_packets", l.decoding_buffer_packets),
+            ("max_flows", l.max_flows),
+            ("transmit_queue", l.transmit_queue),
+            ("local_queue", l.local_queue),
+            ("event_queue", l.event_queue),
+        ] {
+            if v == 0 {
+                return Err(ConfigError::ZeroLimit(name));
+            }
+        }
+        for (name, d) in [
+            ("idle_timeout", self.idle_timeout),
+            ("closed_linger", self.closed_linger),
+            ("redelivery_timeout", self.redelivery_timeout),
+        ] {
+            if d.is_zero() {
+                return Err(ConfigError::ZeroDuration(name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The MSS the SYN rewrite clamps to for a flow of IP version `ip`: the tunnel MTU minus the
+    /// DATA header at n = W (the largest one, §III-B) minus the TCP subheader
+    /// ([`SUBHEADER_LEN_ASSUMED`]). May be negative for an invalid configuration.
+    pub fn mss_clamp(&self, ip: IpVersion) -> i64 {
+        let header =
+            tcpnc_wire::header_overhead(self.coding_window, self.coefficients.wire_mode(), ip).max(
+                tcpnc_wire::header_overhead(1, CoefficientMode::Systematic, ip),
+            );
+        self.tunnel_mtu as i64 - header as i64 - SUBHEADER_LEN_ASSUMED as i64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid() {
+        EngineConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn rejects_bad_fields() {
+        let mut c = EngineConfig {
+            coding_window: 0,
+            ..EngineConfig::default()
+        };
+        assert_eq!(c.validate(), Err(ConfigError::CodingWindow(0)));
+        c.coding_window = 256;
+        assert!(c.validate().is_err());
+        c.coding_window = 3;
+        c.redundancy = RedundancyPolicy::Fixed(0.5);
+        assert!(matches!(c.validate(), Err(ConfigError::Redundancy(_))));
+        c.redundancy = RedundancyPolicy::Fixed(f64::NAN);
+        assert!(matches!(c.validate(), Err(ConfigError::Redundancy(_))));
+        c.redundancy = RedundancyPolicy::Fixed(1.0);
+        c.tunnel_mtu = 100;
+        assert!(matches!(c.validate(), Err(ConfigError::TunnelMtu { .. })));
+        c.tunnel_mtu = 1472;
+        c.limits.max_flows = 0;
+        assert_eq!(c.validate(), Err(ConfigError::ZeroLimit("max_flows")));
+        c.limits.max_flows = 1;
+        c.redelivery_timeout = Duration::ZERO;
+        assert_eq!(
+            c.validate(),
+            Err(ConfigError::ZeroDuration("redelivery_timeout"))
+        );
+    }
+
+    #[test]
+    fn mss_clamp_follows_header_overhead() {
+        let c = EngineConfig {
+            coding_window: 4,
+            tunnel_mtu: 1400,
+            ..EngineConfig::default()
+        };
+        // IPv4 explicit: 30 + 5n = 50 bytes of DATA header, 16 bytes of subheader.
+        assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 50 - 16);
+        assert_eq!(c.mss_clamp(IpVersion::V6), 1400 - 74 - 16);
+    }
+}

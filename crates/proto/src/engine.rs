@@ -1,0 +1,458 @@
+//! The sans-IO engine: one instance per tunnel peer, flows keyed by the TCP 4-tuple.
+//!
+//! quinn-proto style: the embedding program feeds packets with `handle_local` (an IP packet from
+//! the local TCP, e.g. read from a TUN) and `handle_datagram` (a UDP payload from the peer
+//! gateway), drains `poll_transmit` / `poll_local` / `poll_event`, and calls `handle_timeout` at
+//! `poll_timeout`. Time is a `Duration` from an arbitrary origin; randomness comes from the seed.
+//! `handle_*` never panic and never fail: per-packet problems are counted in [`EngineStats`].
+//!
+//! Routing of local packets (Sundararajan et al. §III-A, §IV-A; `docs/engine.md`):
+//!
+//! | local packet | action |
+//! | --- | --- |
+//! | coding off, non-TCP, fragment, mixed families | BYPASS unchanged |
+//! | SYN / SYN-ACK | options rewritten (MSS clamp, SACK-permitted and timestamps removed), window scale learnt, BYPASS |
+//! | RST | BYPASS, flow removed |
+//! | payload or FIN | sender half: coded DATA frames; its ack/window feed the receiver half |
+//! | pure ACK | receiver half: window and delivery confirmation; suppressed, except before any peer data (handshake) and answers to probes |
+//! | probe (no payload, seq below the NC ack) | BYPASS |
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tcpnc_wire::{FlowId, FrameRepr, KeepaliveRepr};
+
+use crate::config::{ConfigError, EngineConfig};
+use crate::event::{CloseReason, DropReason, Event};
+use crate::flow::Flow;
+use crate::ident::{flow_id, flow_key};
+use crate::output::Output;
+use crate::rng::EngineRng;
+use crate::stats::EngineStats;
+use crate::tcp::{
+    ConnKey, SynPolicy, TcpError, TcpFlags, TcpPacket, rewrite_syn, scan_options, seq_add, seq_lt,
+};
+
+/// The TCP/NC engine for one peer.
+#[derive(Debug)]
+pub struct Engine {
+    config: EngineConfig,
+    rng: EngineRng,
+    flows: BTreeMap<ConnKey, Flow>,
+    out: Output,
+}
+
+impl Engine {
+    /// A new engine; fails if the configuration is invalid.
+    pub fn new(config: EngineConfig, seed: u64) -> Result<Engine, ConfigError> {
+        config.validate()?;
+        Ok(Engine {
+            out: Output::new(config.limits.clone(), config.tunnel_mtu),
+            config,
+            rng: EngineRng::new(seed),
+            flows: BTreeMap::new(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Counters and per-flow snapshots.
+    pub fn stats(&self) -> &EngineStats {
+        &self.out.stats
+    }
+
+    /// Next datagram for the peer.
+    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        self.out.pop_transmit()
+    }
+
+    /// Next IP packet for the local TCP.
+    pub fn poll_local(&mut self) -> Option<Vec<u8>> {
+        self.out.pop_local()
+    }
+
+    /// Next event.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.out.pop_event()
+    }
+
+    /// When `handle_timeout` must next be called.
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        self.flows.values().map(|f| f.deadline(&self.config)).min()
+    }
+
+    /// Runs the timers due at `now`: redeliveries (§IV-C), idle expiry, finished-flow linger.
+    pub fn handle_timeout(&mut self, now: Duration) {
+        let keys: Vec<ConnKey> = self
+            .flows
+            .iter()
+            .filter(|(_, f)| f.deadline(&self.config) <= now)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in keys {
+            let Some(flow) = self.flows.get_mut(&key) else {
+                continue;
+            };
+            if flow.last_activity + self.config.idle_timeout <= now {
+                self.out.stats.flows_expired += 1;
+                self.remove_flow(&key, CloseReason::Idle);
+                continue;
+            }
+            if flow
+                .finished_at
+                .is_some_and(|t| t + self.config.closed_linger <= now)
+            {
+                self.remove_flow(&key, CloseReason::Finished);
+                continue;
+            }
+            flow.receiver
+                .on_timeout(now, &self.config, &mut self.out, &mut flow.stats);
+            self.snapshot(&key, now);
+        }
+    }
+
+    /// Takes one IP packet written by the local TCP.
+    pub fn handle_local(&mut self, now: Duration, ip_packet: &[u8]) {
+        self.out.stats.local_packets += 1;
+        if !self.config.coding {
+            self.bypass_local(ip_packet);
+            return;
+        }
+        let pkt = match TcpPacket::parse(ip_packet) {
+            Ok(p) => p,
+            Err(TcpError::NotTcp(_) | TcpError::Fragment { .. }) => {
+                self.bypass_local(ip_packet);
+                return;
+            }
+            Err(_) => {
+                self.out.stats.local_malformed += 1;
+                self.out.event(Event::Dropped {
+                    flow: None,
+                    reason: DropReason::MalformedLocal,
+                });
+                return;
+            }
+        };
+        let key = pkt.flow();
+        let Some(out_id) = flow_id(&key) else {
+            self.bypass_local(ip_packet);
+            return;
+        };
+        let (conn, _) = key.normalize();
+        let flags = pkt.tcp.flags;
+        if flags.contains(TcpFlags::RST) {
+            self.bypass_local(ip_packet);
+            if self.flows.contains_key(&conn) {
+                self.remove_flow(&conn, CloseReason::Reset);
+            }
+            return;
+        }
+        if flags.contains(TcpFlags::SYN) {
+            self.local_syn(now, &pkt, ip_packet, conn, out_id);
+            return;
+        }
+        let data_bearing = !pkt.payload().is_empty() || flags.contains(TcpFlags::FIN);
+        if !data_bearing {
+            self.local_pure(now, &pkt, ip_packet, conn);
+            return;
+        }
+        if !self.ensure_flow(conn, out_id, now) {
+            self.bypass_local(ip_packet);
+            return;
+        }
+        self.out.stats.local_coded += 1;
+        let cfg = &self.config;
+        let flow = self.flows.get_mut(&conn).expect("ensured");
+        flow.last_activity = now;
+        if flags.contains(TcpFlags::ACK) {
+            let shift = flow.local_shift();
+            let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window) << shift);
+            flow.receiver
+                .on_local_ack(pkt.tcp.ack, edge, now, cfg, &mut self.out, &mut flow.stats);
+        }
+        let seq_for_acks = flow.receiver.next_remote_seq();
+        let remote_shift = flow.remote_shift();
+        let mut stats = std::mem::take(&mut flow.stats);
+        flow.sender_mut(cfg).on_segment(
+            &pkt,
+            cfg,
+            &mut self.rng,
+            seq_for_acks,
+            remote_shift,
+            &mut self.out,
+            &mut stats,
+        );
+        flow.stats = stats;
+        self.snapshot(&conn, now);
+    }
+
+    /// Takes one datagram from the peer gateway.
+    pub fn handle_datagram(&mut self, now: Duration, datagram: &[u8]) {
+        self.out.stats.datagrams_received += 1;
+        let frame = match FrameRepr::parse(datagram) {
+            Ok(f) => f,
+            Err(_) => {
+                self.out.stats.datagrams_malformed += 1;
+                self.out.event(Event::Dropped {
+                    flow: None,
+                    reason: DropReason::MalformedDatagram,
+                });
+                return;
+            }
+        };
+        match frame {
+            FrameRepr::Data { header, payload } => {
+                self.out.stats.data_received += 1;
+                let out_id = header.flow.reversed();
+                let (conn, _) = flow_key(&out_id).normalize();
+                if !self.ensure_flow(conn, out_id, now) {
+                    self.out.stats.decoding_buffer_drops += 1;
+                    return;
+                }
+                let flow = self.flows.get_mut(&conn).expect("ensured");
+                flow.last_activity = now;
+                flow.receiver.on_data(
+                    &header,
+                    payload,
+                    now,
+                    &self.config,
+                    &mut self.out,
+                    &mut flow.stats,
+                );
+                self.snapshot(&conn, now);
+            }
+            FrameRepr::Ack(ack) => {
+                self.out.stats.acks_received += 1;
+                let (conn, _) = flow_key(&ack.flow).normalize();
+                let Some(flow) = self.flows.get_mut(&conn) else {
+                    self.out.stats.acks_unknown_flow += 1;
+                    return;
+                };
+                let seq_for_acks = flow.receiver.next_remote_seq();
+                let remote_shift = flow.remote_shift();
+                let Some(sender) = flow.sender.as_mut() else {
+                    self.out.stats.acks_unknown_flow += 1;
+                    return;
+                };
+                flow.last_activity = now;
+                sender.on_ack(
+                    &ack,
+                    &self.config,
+                    seq_for_acks,
+                    remote_shift,
+                    &mut self.out,
+                    &mut flow.stats,
+                );
+                self.snapshot(&conn, now);
+            }
+            FrameRepr::Bypass(b) => {
+                self.out.stats.bypass_received += 1;
+                self.peer_bypass(now, b.packet());
+            }
+            FrameRepr::Keepalive(k) => {
+                if k.reply {
+                    self.out.stats.keepalive_replies_received += 1;
+                    self.out.event(Event::KeepaliveReply { nonce: k.nonce });
+                } else {
+                    let reply: KeepaliveRepr = k.to_reply();
+                    if self.out.transmit_frame(&FrameRepr::Keepalive(reply)) {
+                        self.out.stats.keepalive_replies += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Local SYN or SYN-ACK: rewrite options, learn the scale and ISN, BYPASS.
+    fn local_syn(
+        &mut self,
+        now: Duration,
+        pkt: &TcpPacket<'_>,
+        ip_packet: &[u8],
+        conn: ConnKey,
+        out_id: FlowId,
+    ) {
+        let mss = self.config.mss_clamp(out_id.ip_version()).clamp(0, 65_535) as u16;
+        let mut copy = ip_packet.to_vec();
+        let scale = match rewrite_syn(&mut copy, &SynPolicy::new(mss)) {
+            Ok(r) => {
+                if r.modified {
+                    self.out.stats.syn_rewritten += 1;
+                }
+                r.window_scale
+            }
+            Err(_) => scan_options(pkt.options())
+                .ok()
+                .and_then(|o| o.window_scale),
+        };
+        let syn_ack = pkt.tcp.flags.contains(TcpFlags::ACK);
+        if !syn_ack
+            && let Some(f) = self.flows.get(&conn)
+            && f.local_isn.is_some_and(|i| i != pkt.tcp.seq)
+        {
+            // A new connection on the same 4-tuple.
+            self.remove_flow(&conn, CloseReason::Reset);
+        }
+        if self.ensure_flow(conn, out_id, now) {
+            let flow = self.flows.get_mut(&conn).expect("ensured");
+            flow.last_activity = now;
+            flow.local_wscale = scale;
+            flow.local_isn = Some(pkt.tcp.seq);
+            if syn_ack {
+                // The SYN-ACK's window is never scaled (RFC 7323 §2.2).
+                let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window));
+                flow.receiver.on_local_ack(
+                    pkt.tcp.ack,
+                    edge,
+                    now,
+                    &self.config,
+                    &mut self.out,
+                    &mut flow.stats,
+                );
+            }
+            self.snapshot(&conn, now);
+        }
+        self.bypass_local(&copy);
+    }
+
+    /// Local segment without payload, SYN, FIN or RST.
+    fn local_pure(&mut self, now: Duration, pkt: &TcpPacket<'_>, ip_packet: &[u8], conn: ConnKey) {
+        let Some(flow) = self.flows.get_mut(&conn) else {
+            self.bypass_local(ip_packet);
+            return;
+        };
+        flow.last_activity = now;
+        if flow
+            .sender
+            .as_ref()
+            .is_some_and(|s| s.is_probe(pkt.tcp.seq))
+        {
+            self.out.stats.pure_acks_forwarded += 1;
+            self.bypass_local(ip_packet);
+            return;
+        }
+        if pkt.tcp.flags.contains(TcpFlags::ACK) {
+            let shift = flow.local_shift();
+            let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window) << shift);
+            flow.receiver.on_local_ack(
+                pkt.tcp.ack,
+                edge,
+                now,
+                &self.config,
+                &mut self.out,
+                &mut flow.stats,
+            );
+        }
+        if flow.receiver.started() {
+            // §IV-A: the receiver TCP's ACKs are not sent to the sender.
+            flow.stats.pure_acks_suppressed += 1;
+            self.out.stats.pure_acks_suppressed += 1;
+            self.snapshot(&conn, now);
+        } else {
+            // No coded data from the peer yet: this ACK completes the handshake (or
+            // acknowledges uncoded data); the peer TCP needs it.
+            self.out.stats.pure_acks_forwarded += 1;
+            self.snapshot(&conn, now);
+            self.bypass_local(ip_packet);
+        }
+    }
+
+    /// An uncoded IP packet from the peer: learn from SYN/RST, deliver it.
+    fn peer_bypass(&mut self, now: Duration, packet: &[u8]) {
+        if let Ok(pkt) = TcpPacket::parse(packet)
+            && let Some(in_id) = flow_id(&pkt.flow())
+        {
+            let out_id = in_id.reversed();
+            let (conn, _) = pkt.flow().normalize();
+            let flags = pkt.tcp.flags;
+            if flags.contains(TcpFlags::RST) {
+                if self.flows.contains_key(&conn) {
+                    self.remove_flow(&conn, CloseReason::Reset);
+                }
+            } else if flags.contains(TcpFlags::SYN) && self.config.coding {
+                let syn_ack = flags.contains(TcpFlags::ACK);
+                if !syn_ack
+                    && let Some(f) = self.flows.get(&conn)
+                    && f.remote_isn.is_some_and(|i| i != pkt.tcp.seq)
+                {
+                    self.remove_flow(&conn, CloseReason::Reset);
+                }
+                if self.ensure_flow(conn, out_id, now) {
+                    let scale = scan_options(pkt.options())
+                        .ok()
+                        .and_then(|o| o.window_scale);
+                    let flow = self.flows.get_mut(&conn).expect("ensured");
+                    flow.last_activity = now;
+                    flow.remote_wscale = scale;
+                    flow.remote_isn = Some(pkt.tcp.seq);
+                    flow.receiver.on_remote_syn(pkt.tcp.seq);
+                    self.snapshot(&conn, now);
+                }
+            } else if let Some(flow) = self.flows.get_mut(&conn) {
+                flow.last_activity = now;
+                // A keepalive or zero-window probe re-sends an old byte (seq below the
+                // sender's next one); the handshake ACK does not.
+                let old_seq = flow
+                    .receiver
+                    .next_remote_seq()
+                    .is_some_and(|n| seq_lt(pkt.tcp.seq, n));
+                if pkt.payload().is_empty() && !flags.contains(TcpFlags::FIN) && old_seq {
+                    flow.receiver.on_probe();
+                }
+            }
+        }
+        self.out.deliver_local(packet.to_vec(), None);
+    }
+
+    fn bypass_local(&mut self, ip_packet: &[u8]) {
+        if self.out.bypass(ip_packet) {
+            self.out.stats.local_bypassed += 1;
+        } else {
+            self.out.stats.local_malformed += 1;
+        }
+    }
+
+    /// Makes sure a flow exists; `false` if the table is full.
+    fn ensure_flow(&mut self, conn: ConnKey, out_id: FlowId, now: Duration) -> bool {
+        if self.flows.contains_key(&conn) {
+            return true;
+        }
+        if self.flows.len() >= self.config.limits.max_flows {
+            self.out.stats.flow_table_full += 1;
+            return false;
+        }
+        self.flows.insert(conn, Flow::new(out_id, now));
+        self.out.stats.flows_opened += 1;
+        self.out.stats.flows_active = self.flows.len();
+        self.out.event(Event::FlowOpened { flow: out_id });
+        true
+    }
+
+    fn remove_flow(&mut self, conn: &ConnKey, reason: CloseReason) {
+        if let Some(flow) = self.flows.remove(conn) {
+            self.out.stats.flows.remove(&flow.out_id);
+            self.out.stats.flows_closed += 1;
+            self.out.stats.flows_active = self.flows.len();
+            self.out.event(Event::FlowClosed {
+                flow: flow.out_id,
+                reason,
+            });
+        }
+    }
+
+    /// Copies a flow's counters into the stats snapshot and notes when it finished.
+    fn snapshot(&mut self, conn: &ConnKey, now: Duration) {
+        if let Some(flow) = self.flows.get_mut(conn) {
+            if flow.finished_at.is_none() && flow.both_finished() {
+                flow.finished_at = Some(now);
+            }
+            if let Some(s) = &flow.sender {
+                flow.stats.coding_buffer_len = s.buffered();
+            }
+            self.out.stats.flows.insert(flow.out_id, flow.stats.clone());
+        }
+    }
+}

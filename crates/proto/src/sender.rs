@@ -1,0 +1,351 @@
+//! The sender half of a flow: the local TCP's data toward the peer (Sundararajan et al. §III).
+//!
+//! * Each data-bearing segment goes through the [`CodingBuffer`] (dedupe, split, Start/End,
+//!   §III-A); the redundancy accumulator decides how many combinations this arrival produces
+//!   (N += R, send floor(N), §II-B); each combination mixes the coding window of the packet that
+//!   arrived (§III-C) with random non-zero GF(2^8) coefficients. The first combination is "the
+//!   new packet's" (uncoded in systematic mode); the others carry the REDUNDANT flag
+//!   (Mitsuzumi et al. §III).
+//! * Each NC-ACK from the peer removes acknowledged packets (§III-D) and becomes one ordinary TCP
+//!   ACK for the local TCP (§II-C), duplicates included.
+
+use std::time::Duration;
+
+use tcpnc_codec::coefficients_from_seed;
+use tcpnc_wire::{AckRepr, Coefficients, DataRepr, FlowId, FrameRepr, SeqRange};
+
+use crate::coding_buffer::{CodingBuffer, CodingBufferError, CodingBufferLimits, IndexRange};
+use crate::config::{CodingScheme, CoefficientTransport, EngineConfig};
+use crate::event::{DropReason, Event};
+use crate::hooks::WindowInputs;
+use crate::ident::flow_key;
+use crate::loss_tracker::LossEstimator;
+use crate::output::Output;
+use crate::redundancy::RedundancyAccumulator;
+use crate::rng::EngineRng;
+use crate::stats::FlowStats;
+use crate::tcp::{FlowKey, IpParams, TcpFlags, TcpPacket, build_ack, seq_add, seq_lt};
+
+/// State of the local → peer direction of one flow.
+#[derive(Debug)]
+pub struct SenderHalf {
+    /// The data direction (local → remote) as named in DATA and ACK frames.
+    data_flow: FlowId,
+    /// The reverse direction (remote → local): synthesised ACKs travel on it.
+    ack_key: FlowKey,
+    buffer: CodingBuffer,
+    acc: RedundancyAccumulator,
+    next_pid: u32,
+    loss: LossEstimator,
+    /// Ack number and window field of the last TCP ACK given to the local TCP.
+    last_tcp_ack: Option<(u32, u16)>,
+    /// Latest NC ack received.
+    nc_ack: Option<u32>,
+    peer_window: u32,
+    sources: u64,
+    /// Seq of the local TCP's FIN once buffered.
+    fin_seq: Option<u32>,
+    payload: Vec<u8>,
+    coefs: Vec<u8>,
+    ip_ident: u16,
+    /// Largest payload of a local segment so far (the local TCP's effective MSS).
+    largest_payload: u32,
+}
+
+impl SenderHalf {
+    /// A sender for data flowing on `data_flow` (local → remote); `first_seq` is ISN + 1 when the
+    /// local TCP's SYN was seen.
+    pub fn new(data_flow: FlowId, first_seq: Option<u32>, cfg: &EngineConfig) -> Self {
+        let limits = CodingBufferLimits {
+            max_packets: cfg.limits.coding_buffer_packets,
+            max_bytes: cfg.limits.coding_buffer_bytes,
+        };
+        SenderHalf {
+            data_flow,
+            ack_key: flow_key(&data_flow.reversed()),
+            buffer: match first_seq {
+                Some(s) => CodingBuffer::with_start(s, limits),
+                None => CodingBuffer::new(limits),
+            },
+            acc: RedundancyAccumulator::new(&cfg.redundancy),
+            next_pid: 0,
+            loss: LossEstimator::new(),
+            last_tcp_ack: None,
+            nc_ack: None,
+            peer_window: 0,
+            sources: 0,
+            fin_seq: None,
+            payload: Vec::new(),
+            coefs: Vec::new(),
+            ip_ident: 0,
+            largest_payload: 0,
+        }
+    }
+
+    /// Packets in the coding buffer.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Whether the local TCP's FIN was sent and acknowledged by the peer.
+    pub fn finished(&self) -> bool {
+        matches!((self.fin_seq, self.nc_ack), (Some(f), Some(a)) if seq_lt(f, a))
+    }
+
+    /// Sequence-space probe test: a segment without payload whose seq is before the last NC ack
+    /// is a keepalive or zero-window probe (it re-sends an acknowledged byte), not an ACK.
+    pub fn is_probe(&self, seq: u32) -> bool {
+        self.nc_ack.is_some_and(|a| seq_lt(seq, a))
+    }
+
+    /// Takes one data-bearing segment (payload or FIN) from the local TCP.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_segment(
+        &mut self,
+        pkt: &TcpPacket<'_>,
+        cfg: &EngineConfig,
+        rng: &mut EngineRng,
+        seq_for_acks: Option<u32>,
+        remote_shift: u8,
+        out: &mut Output,
+        fs: &mut FlowStats,
+    ) {
+        fs.segments_from_local += 1;
+        self.largest_payload = self.largest_payload.max(pkt.payload().len() as u32);
+        let outcome = match self.buffer.insert(pkt) {
+            Ok(o) => o,
+            Err(CodingBufferError::Control | CodingBufferError::NoSequenceSpace) => return,
+            Err(_) => {
+                out.stats.local_malformed += 1;
+                return;
+            }
+        };
+        if outcome.new_index.is_some() {
+            fs.packets_buffered += 1;
+            self.sources += 1;
+        }
+        if outcome.dropped.is_some() {
+            fs.coding_buffer_drops += 1;
+            out.stats.coding_buffer_drops += 1;
+            out.event(Event::Dropped {
+                flow: Some(self.data_flow),
+                reason: DropReason::CodingBufferFull,
+            });
+        }
+        fs.coding_buffer_len = self.buffer.len();
+        let Some(touched) = outcome.touched else {
+            // Entirely acknowledged already: the local TCP missed our ACK; repeat it.
+            if outcome.acked_seq > 0
+                && let Some(ack) = self.nc_ack
+            {
+                let window = self.peer_window;
+                self.synthesize(ack, window, seq_for_acks, remote_shift, out, fs);
+            }
+            return;
+        };
+        let fin_now = pkt.tcp.flags.contains(TcpFlags::FIN) && self.fin_seq.is_none();
+        if pkt.tcp.flags.contains(TcpFlags::FIN) {
+            self.fin_seq = Some(seq_add(pkt.end_seq(), u32::MAX));
+        }
+        // Every buffered packet holding bytes of this arrival counts as arriving (§III-C: "the
+        // packet that arrived most recently from TCP (which could be a retransmission)"). A new
+        // segment touches one packet; a repacketised retransmission may touch several, and each
+        // must be coded again, or a packet outside the newest one's window would never be
+        // resent (docs/engine.md).
+        for arrival in touched.iter() {
+            let count = self.acc.on_arrival();
+            for k in 0..count {
+                let systematic = k == 0 && cfg.scheme == CodingScheme::Systematic;
+                self.send_combination(arrival, systematic, k > 0, false, cfg, rng, out, fs);
+            }
+        }
+        let arrival = touched.last;
+        let mut repair = cfg
+            .repair
+            .burst_after_source(self.sources, self.loss.lost_dof);
+        if fin_now {
+            repair += cfg.repair.burst_on_fin(self.loss.lost_dof);
+        }
+        for _ in 0..repair {
+            self.send_combination(arrival, false, true, true, cfg, rng, out, fs);
+        }
+    }
+
+    /// Emits one DATA frame over the coding window of `arrival` (§III-C).
+    #[allow(clippy::too_many_arguments)]
+    fn send_combination(
+        &mut self,
+        arrival: u64,
+        systematic: bool,
+        redundant: bool,
+        flush: bool,
+        cfg: &EngineConfig,
+        rng: &mut EngineRng,
+        out: &mut Output,
+        fs: &mut FlowStats,
+    ) {
+        let inputs = WindowInputs {
+            bytes_in_flight: self.buffer.stored_bytes() as u64,
+            peer_window: self.peer_window,
+            unordering: 0,
+        };
+        let w = cfg.window_policy.window(cfg.coding_window, &inputs);
+        let range = if systematic {
+            match self.buffer.get(arrival) {
+                Some(_) => IndexRange {
+                    first: arrival,
+                    last: arrival,
+                },
+                None => return,
+            }
+        } else {
+            match self.buffer.coding_window(arrival, w) {
+                Some(r) => r,
+                None => return,
+            }
+        };
+        let (Some(base), Some(first)) = (self.buffer.base(), self.buffer.get(range.first)) else {
+            return;
+        };
+        let first_index = first.index;
+        let n = range.len() as usize;
+        let coefficients = if systematic {
+            self.coefs.clear();
+            self.coefs.push(1);
+            Coefficients::Systematic
+        } else {
+            self.coefs.clear();
+            self.coefs.resize(n, 0);
+            match cfg.coefficients {
+                CoefficientTransport::Explicit => {
+                    rng.fill_nonzero(&mut self.coefs);
+                    Coefficients::Explicit(self.coefs.clone())
+                }
+                CoefficientTransport::Seeded => {
+                    let seed = rng.next_u32();
+                    coefficients_from_seed(seed, &mut self.coefs);
+                    Coefficients::Seeded(seed)
+                }
+            }
+        };
+        let len = self.buffer.max_packet_len(range);
+        self.payload.clear();
+        self.payload.resize(len, 0);
+        let mut ranges = Vec::with_capacity(n);
+        let mut srcs: Vec<&[u8]> = Vec::with_capacity(n);
+        for p in self.buffer.range(range) {
+            ranges.push(SeqRange::new(p.start, p.end));
+            srcs.push(&p.bytes);
+        }
+        tcpnc_field::dot(&mut self.payload, &srcs, &self.coefs);
+        let header = DataRepr {
+            redundant,
+            flush,
+            flow: self.data_flow,
+            pid: self.next_pid,
+            base,
+            first_index: first_index as u32,
+            ranges,
+            coefficients,
+        };
+        self.next_pid = self.next_pid.wrapping_add(1);
+        let frame = FrameRepr::Data {
+            header,
+            payload: &self.payload,
+        };
+        if out.transmit_frame(&frame) {
+            out.stats.data_sent += 1;
+            fs.data_sent += 1;
+            if redundant {
+                fs.redundant_sent += 1;
+            }
+        }
+    }
+
+    /// Takes one NC-ACK for this direction and gives the local TCP its TCP ACK.
+    pub fn on_ack(
+        &mut self,
+        ack: &AckRepr,
+        cfg: &EngineConfig,
+        seq_for_acks: Option<u32>,
+        remote_shift: u8,
+        out: &mut Output,
+        fs: &mut FlowStats,
+    ) {
+        fs.acks_received += 1;
+        self.buffer.acknowledge(ack.ack);
+        fs.coding_buffer_len = self.buffer.len();
+        self.loss.on_ack(ack);
+        fs.loss_rate_estimate_ppm = (self.loss.loss_rate() * 1e6) as u32;
+        if self.nc_ack.is_none_or(|a| seq_lt(a, ack.ack)) {
+            self.nc_ack = Some(ack.ack);
+        }
+        self.peer_window = ack.window;
+        let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
+        if cfg.ack_hold.hold(ack, duplicate).is_some() {
+            // Pause-ACK hook: the base policy never holds (hooks.rs).
+            return;
+        }
+        self.synthesize(ack.ack, ack.window, seq_for_acks, remote_shift, out, fs);
+    }
+
+    /// Builds and queues a pure TCP ACK from the remote endpoint to the local TCP: ack = NC
+    /// ack, window = NC window >> the remote's window shift, seq = the remote's next sequence
+    /// number (§II-C).
+    fn synthesize(
+        &mut self,
+        ack: u32,
+        window_bytes: u32,
+        seq_for_acks: Option<u32>,
+        remote_shift: u8,
+        out: &mut Output,
+        fs: &mut FlowStats,
+    ) {
+        let window_bytes = window_bytes.min(self.coding_buffer_window());
+        let window = (window_bytes >> remote_shift).min(65_535) as u16;
+        self.ip_ident = self.ip_ident.wrapping_add(1);
+        let ip = IpParams {
+            ident: self.ip_ident,
+            ..IpParams::default()
+        };
+        let seq = seq_for_acks.unwrap_or(0);
+        let Ok(packet) = build_ack(&self.ack_key, seq, ack, window, &ip) else {
+            return;
+        };
+        if self.last_tcp_ack == Some((ack, window)) && !self.buffer.is_empty() {
+            fs.dup_acks_synthesized += 1;
+            out.stats.dup_acks_synthesized += 1;
+            out.event(Event::LossVisible {
+                flow: self.data_flow,
+                ack,
+            });
+        }
+        self.last_tcp_ack = Some((ack, window));
+        fs.tcp_acks_synthesized += 1;
+        out.stats.tcp_acks_synthesized += 1;
+        out.deliver_local(packet, Some(self.data_flow));
+    }
+
+    /// The most bytes beyond the ACK that the coding buffer can hold: the window given to the
+    /// local TCP never exceeds it.
+    ///
+    /// §III-D drops the newest segment when the buffer is full, and with the no-gap rule of
+    /// the coding buffer every later segment is dropped too until TCP retransmits, so nothing
+    /// reaches the receiver and TCP recovers only by a retransmission timeout. Advertising no
+    /// more than the buffer holds keeps the local TCP's flight inside it (flow control, like
+    /// the receiver-side window of §IV-D), so the buffer overflows only on repacketised or
+    /// unusually small segments. Each packet costs its payload plus at most 60 bytes of
+    /// subheader; one packet of headroom is kept.
+    fn coding_buffer_window(&self) -> u32 {
+        let limits = self.buffer.limits();
+        let mss = u64::from(self.largest_payload.max(536));
+        let by_packets = (limits.max_packets.saturating_sub(1) as u64) * mss;
+        let by_bytes = (limits.max_bytes as u64) * mss / (mss + 60);
+        by_packets.min(by_bytes).min(u64::from(u32::MAX)) as u32
+    }
+
+    /// Nothing time-driven in the base sender (the Pause-ACK hook will add a deadline).
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        None
+    }
+}

@@ -1,0 +1,135 @@
+//! Counters of the engine and per-flow snapshots.
+//!
+//! Every per-packet problem (malformed input, a full buffer or queue, an unknown flow) is counted
+//! here instead of being returned as an error: `handle_*` never fail.
+
+use std::collections::BTreeMap;
+
+use tcpnc_wire::FlowId;
+
+/// Counters of one flow (both halves), keyed in [`EngineStats::flows`] by the flow's identity
+/// in the local → remote direction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlowStats {
+    /// Data-bearing segments from the local TCP (payload or FIN).
+    pub segments_from_local: u64,
+    /// Packets inserted in the coding buffer (after dedupe and split, §III-A).
+    pub packets_buffered: u64,
+    /// Packets the coding buffer dropped because it was full (§III-D).
+    pub coding_buffer_drops: u64,
+    /// DATA frames sent (all combinations).
+    pub data_sent: u64,
+    /// DATA frames sent with the REDUNDANT flag.
+    pub redundant_sent: u64,
+    /// NC-ACKs received from the peer for our data.
+    pub acks_received: u64,
+    /// TCP ACKs synthesised for the local sender.
+    pub tcp_acks_synthesized: u64,
+    /// Of those, duplicates (same ack number as the previous one): losses visible to TCP.
+    pub dup_acks_synthesized: u64,
+    /// Packets in the coding buffer now.
+    pub coding_buffer_len: usize,
+    /// Latest loss rate estimated from the Pid bitmaps (Ha & Tsuru §3.1).
+    pub loss_rate_estimate_ppm: u32,
+    /// DATA frames received from the peer.
+    pub data_received: u64,
+    /// Of those, innovative.
+    pub innovative: u64,
+    /// Of those, not innovative (redundant or stale).
+    pub non_innovative: u64,
+    /// NC-ACKs sent to the peer.
+    pub acks_sent: u64,
+    /// Decoded segments delivered to the local TCP (first deliveries).
+    pub segments_delivered: u64,
+    /// Payload bytes delivered (first deliveries).
+    pub bytes_delivered: u64,
+    /// Redeliveries after the redelivery timeout (§IV-C).
+    pub redeliveries: u64,
+    /// Local pure ACKs suppressed (§IV-A).
+    pub pure_acks_suppressed: u64,
+}
+
+/// Per-engine counters plus a snapshot of every live flow.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    /// IP packets given to `handle_local`.
+    pub local_packets: u64,
+    /// Local packets that were not parseable IP (dropped).
+    pub local_malformed: u64,
+    /// Local packets forwarded in BYPASS frames.
+    pub local_bypassed: u64,
+    /// Local data segments taken by a sender half.
+    pub local_coded: u64,
+    /// Local pure ACKs suppressed (§IV-A).
+    pub pure_acks_suppressed: u64,
+    /// Local pure ACKs forwarded because they complete a handshake or answer a probe.
+    pub pure_acks_forwarded: u64,
+    /// SYN segments whose options were rewritten (MSS clamp, SACK/timestamps stripped).
+    pub syn_rewritten: u64,
+    /// Datagrams given to `handle_datagram`.
+    pub datagrams_received: u64,
+    /// Datagrams that did not parse as a tunnel frame.
+    pub datagrams_malformed: u64,
+    /// DATA frames received.
+    pub data_received: u64,
+    /// DATA frames the decoder refused (payload too long, span or row limit).
+    pub decode_errors: u64,
+    /// NC-ACKs received.
+    pub acks_received: u64,
+    /// NC-ACKs for a flow the engine does not know (ignored).
+    pub acks_unknown_flow: u64,
+    /// BYPASS frames received.
+    pub bypass_received: u64,
+    /// KEEPALIVE probes answered.
+    pub keepalive_replies: u64,
+    /// KEEPALIVE replies received (for the gateway).
+    pub keepalive_replies_received: u64,
+    /// Datagrams queued for the peer.
+    pub datagrams_sent: u64,
+    /// DATA frames sent.
+    pub data_sent: u64,
+    /// NC-ACKs sent.
+    pub acks_sent: u64,
+    /// BYPASS frames sent.
+    pub bypass_sent: u64,
+    /// Datagrams larger than the tunnel MTU (sent anyway; the path may fragment them).
+    pub oversize_datagrams: u64,
+    /// IP packets queued for the local TCP.
+    pub local_sent: u64,
+    /// TCP ACKs synthesised for local senders.
+    pub tcp_acks_synthesized: u64,
+    /// Of those, duplicates: losses the code could not mask.
+    pub dup_acks_synthesized: u64,
+    /// Decoded segments delivered (first deliveries).
+    pub segments_delivered: u64,
+    /// Redeliveries (§IV-C).
+    pub redeliveries: u64,
+    /// Segments given up after `max_redeliveries`.
+    pub redeliveries_abandoned: u64,
+    /// Decoded symbols that could not be rebuilt into a TCP segment (dropped).
+    pub rebuild_errors: u64,
+    /// Packets dropped by full coding buffers (§III-D).
+    pub coding_buffer_drops: u64,
+    /// DATA frames dropped because the decoding buffer was full.
+    pub decoding_buffer_drops: u64,
+    /// Datagrams dropped because the transmit queue was full.
+    pub transmit_queue_drops: u64,
+    /// Packets dropped because the local queue was full.
+    pub local_queue_drops: u64,
+    /// Events dropped because the event queue was full.
+    pub event_queue_drops: u64,
+    /// New flows refused because the flow table was full (their packets go BYPASS).
+    pub flow_table_full: u64,
+    /// Receiver halves reset because the peer's symbol numbering restarted.
+    pub receiver_resets: u64,
+    /// Flows created.
+    pub flows_opened: u64,
+    /// Flows removed (any reason).
+    pub flows_closed: u64,
+    /// Of those, by idle expiry.
+    pub flows_expired: u64,
+    /// Live flows now.
+    pub flows_active: usize,
+    /// Snapshot of every live flow, keyed by its local → remote identity.
+    pub flows: BTreeMap<FlowId, FlowStats>,
+}
