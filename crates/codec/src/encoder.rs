@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use crate::combine::accumulate;
+use crate::combine::accumulate_batched;
 use crate::error::EncodeError;
 use crate::prng::CoefficientStream;
 
@@ -183,16 +183,23 @@ impl Encoder {
         let len = symbols.clone().map(Vec::len).max().unwrap_or(0);
         out.clear();
         out.resize(len, 0);
+        let symbols = symbols.map(Vec::as_slice);
         match coefficients {
             Coefficients::Explicit(coefs) => {
-                accumulate(out, symbols.map(Vec::as_slice).zip(coefs.iter().copied()));
+                let mut rest = coefs;
+                accumulate_batched(out, symbols, |batch| {
+                    let (head, tail) = rest.split_at(batch.len());
+                    batch.copy_from_slice(head);
+                    rest = tail;
+                });
             }
             Coefficients::Seeded(seed) => {
                 let mut stream = CoefficientStream::new(seed);
-                accumulate(
-                    out,
-                    symbols.map(|s| (s.as_slice(), stream.next_coefficient())),
-                );
+                accumulate_batched(out, symbols, |batch| {
+                    for c in batch {
+                        *c = stream.next_coefficient();
+                    }
+                });
             }
         }
         Ok(len)

@@ -165,7 +165,8 @@ fn check_dot(k: Kernels) {
         .chain([511, 512, 513, 1023, 1024, 1025, 1500, 2047, 2048, 2049])
         .chain([4095, 4096, 4097, 4098, 4099])
         .collect();
-    for count in 1..=20 {
+    // 32, 33 and 65 sources cross the SIMD tiers' group size (32 fused sources per pass).
+    for count in (1..=20).chain([32, 33, 65]) {
         for &len in &lens {
             let doff = OFFSETS[rng.below(OFFSETS.len())];
             let mut srcs: Vec<&[u8]> = Vec::new();

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 
 use tcpnc_field::{inv, mul, mul_add};
 
-use crate::combine::accumulate;
+use crate::combine::Batch;
 use crate::error::DecodeError;
 use crate::prng::coefficients_from_seed;
 pub use column::SymbolState;
@@ -351,7 +351,8 @@ impl Decoder {
         let scale = inv(self.reduced[pivot_offset]).unwrap_or(1);
         let mut coefs = self.spare_coefs.pop().unwrap_or_default();
         coefs.clear();
-        coefs.extend(self.reduced[pivot_offset..].iter().map(|&c| mul(c, scale)));
+        // `mul(scale, c)`: one 256-byte row of the product table for the whole row.
+        coefs.extend(self.reduced[pivot_offset..].iter().map(|&c| mul(scale, c)));
         trim_trailing_zeros(&mut coefs);
 
         // One fused pass: payload' = scale · (payload + Σ c·row + Σ c·symbol).
@@ -369,14 +370,12 @@ impl Decoder {
         let mut new_payload = self.spare_payloads.pop().unwrap_or_default();
         new_payload.clear();
         new_payload.resize(len, 0);
-        let terms = self
-            .terms
-            .iter()
-            .map(|&(index, c)| (column_of(index).payload(), mul(c, scale)));
-        accumulate(
-            &mut new_payload,
-            std::iter::once((payload, scale)).chain(terms),
-        );
+        let mut batch = Batch::new();
+        batch.add(&mut new_payload, payload, scale);
+        for &(index, c) in &self.terms {
+            batch.add(&mut new_payload, column_of(index).payload(), mul(scale, c));
+        }
+        batch.flush(&mut new_payload);
 
         if self.end_index() < pivot + coefs.len() as u64 {
             let new_len = (pivot + coefs.len() as u64 - base) as usize;

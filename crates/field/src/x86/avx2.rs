@@ -8,6 +8,12 @@ use core::arch::x86_64::*;
 
 use crate::tables::NIBBLE;
 
+/// Partial accesses go through a bounce buffer: `dot` keeps them to one vector.
+pub(crate) const MASKED: bool = false;
+
+/// Eight accumulators, two tables and temporaries fit in the 16 ymm registers.
+pub(crate) const WIDE: bool = true;
+
 /// Vector width in bytes.
 pub(crate) const W: usize = 32;
 pub(crate) type V = __m256i;
@@ -44,12 +50,6 @@ fn mul(t: Coef, x: V) -> V {
 #[inline]
 fn mul_xor(t: Coef, x: V, acc: V) -> V {
     _mm256_xor_si256(acc, mul(t, x))
-}
-
-#[target_feature(enable = "avx2")]
-#[inline]
-pub(crate) fn zero() -> V {
-    _mm256_setzero_si256()
 }
 
 /// # Safety

@@ -12,6 +12,12 @@ use core::arch::x86_64::*;
 
 use crate::tables::NIBBLE;
 
+/// Tails use masked (fault-suppressing) partial accesses, cheap enough for `dot` to run its last block through them.
+pub(crate) const MASKED: bool = true;
+
+/// Eight accumulators, two tables and temporaries fit in the 32 zmm registers.
+pub(crate) const WIDE: bool = true;
+
 /// Vector width in bytes.
 pub(crate) const W: usize = 64;
 pub(crate) type V = __m512i;
@@ -56,12 +62,6 @@ fn mul(t: Coef, x: V) -> V {
 fn mul_xor(t: Coef, x: V, acc: V) -> V {
     let (a, b) = lookups(t, x);
     _mm512_ternarylogic_epi32::<0x96>(acc, a, b)
-}
-
-#[target_feature(enable = "avx512f,avx512bw")]
-#[inline]
-pub(crate) fn zero() -> V {
-    _mm512_setzero_si512()
 }
 
 /// Mask selecting the first `len` bytes (`len <= 64`).

@@ -16,7 +16,9 @@
 pub(crate) mod avx {
     use core::arch::x86_64::*;
 
-    pub(crate) use crate::x86::avx2::{V, W, load_partial, loadu, store_partial, storeu, zero};
+    pub(crate) use crate::x86::avx2::{
+        MASKED, V, W, WIDE, load_partial, loadu, store_partial, storeu,
+    };
 
     /// The matrix of `x ↦ c·x`, in every qword.
     pub(crate) type Coef = V;
@@ -46,7 +48,9 @@ pub(crate) mod avx {
 pub(crate) mod avx512 {
     use core::arch::x86_64::*;
 
-    pub(crate) use crate::x86::avx512::{V, W, load_partial, loadu, store_partial, storeu, zero};
+    pub(crate) use crate::x86::avx512::{
+        MASKED, V, W, WIDE, load_partial, loadu, store_partial, storeu,
+    };
 
     /// The matrix of `x ↦ c·x`, in every qword.
     pub(crate) type Coef = V;

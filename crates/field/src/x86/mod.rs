@@ -7,7 +7,9 @@
 //! * `loadu`/`storeu`: unaligned full-width access (any alignment is fine);
 //! * `load_partial`/`store_partial`: access to the first `len <= W` bytes only, the rest of the
 //!   vector reading as zero (masked instructions on AVX-512, a zeroed stack buffer otherwise);
-//! * `zero`; `Coef` + `coef(c)`: per-coefficient constants kept in registers; `mul(t, x)` = `c·x`
+//! * `MASKED`: whether partial accesses are masked instructions (cheap) rather than a bounce buffer;
+//!   `WIDE`: whether `dot` may hold eight accumulators plus tables in registers without spilling;
+//! * `Coef` + `coef(c)`: per-coefficient constants kept in registers; `mul(t, x)` = `c·x`
 //!   and `mul_xor(t, x, acc)` = `acc ^ c·x` per byte.
 //!
 //! [`region_kernels!`] then generates the three kernels once, with identical block/tail logic
@@ -20,7 +22,11 @@ pub(crate) mod avx512;
 pub(crate) mod gfni;
 pub(crate) mod ssse3;
 
-/// Generates `mul_add`, `mul_region` and `dot` (plus the helper `load_src`) in the invoking
+/// Sources fused per pass of `dot`: their per-coefficient constants sit in a stack array of
+/// this many entries (at most 4 KiB for AVX-512), and `dst` is loaded and stored once per group.
+const GROUP: usize = 32;
+
+/// Generates `mul_add`, `mul_region` and `dot` (plus the helper `dot_full`) in the invoking
 /// module, from the primitives described in the module docs, with `#[target_feature(enable =
 /// $features)]`.
 ///
@@ -126,55 +132,100 @@ macro_rules! region_kernels {
 
         /// `dst ^= Σ coefs[k]·srcs[k]`, sources zero-padded (or cut) to `dst.len()`.
         ///
-        /// Fused: per block of `dst`, the accumulators stay in registers across all sources and
-        /// `dst` is loaded and stored once. A source that ends inside a block is read through
-        /// `load_src`, which zero-fills past its end (`c·0 = 0`, so those `dst` bytes are
-        /// unchanged by it).
+        /// Sources at least as long as `dst` (the common case: equal-length packets) are fused
+        /// in groups of up to `GROUP` (see there): their per-coefficient constants are computed once per
+        /// call into a stack array (which stays in L1) and, per block of `dst`, the accumulators
+        /// stay in registers across the group while `dst` is loaded and stored once. A source
+        /// shorter than `dst` contributes exactly `mul_add(dst, src, c)` (it touches only the
+        /// bytes it covers), so it is applied that way, outside the fused loop.
         #[target_feature(enable = $features)]
         pub(crate) fn dot(dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
-            let k = srcs.len().min(coefs.len());
-            if k == 0 {
+            let n = dst.len();
+            if n == 0 {
                 return;
             }
-            let (srcs, coefs) = (&srcs[..k], &coefs[..k]);
+            let mut tabs = [const { core::mem::MaybeUninit::<Coef>::uninit() }; crate::x86::GROUP];
+            let mut ptrs = [core::ptr::null::<u8>(); crate::x86::GROUP];
+            let mut g = 0;
+            for (src, &c) in srcs.iter().zip(coefs) {
+                if c == 0 || src.is_empty() {
+                    continue;
+                }
+                if src.len() < n {
+                    mul_add(dst, src, c);
+                    continue;
+                }
+                tabs[g].write(coef(c));
+                ptrs[g] = src.as_ptr();
+                g += 1;
+                if g == crate::x86::GROUP {
+                    // SAFETY: the first `g` entries of `tabs` were just written, and each of
+                    // the first `g` pointers is the start of a live source of at least
+                    // `n = dst.len()` bytes that cannot overlap `dst` (`&` vs `&mut`).
+                    unsafe { dot_full(dst, &ptrs[..g], &tabs[..g]) };
+                    g = 0;
+                }
+            }
+            if g > 0 {
+                // SAFETY: as above, for the first `g` entries.
+                unsafe { dot_full(dst, &ptrs[..g], &tabs[..g]) };
+            }
+        }
+
+        /// The fused part of [`dot`]: `dst ^= Σ_j tabs[j]·(ptrs[j][..dst.len()])`.
+        ///
+        /// # Safety
+        /// `ptrs.len() == tabs.len()`, every entry of `tabs` is initialised, and every
+        /// `ptrs[j]` is valid for reads of `dst.len()` bytes that do not overlap `dst`.
+        #[target_feature(enable = $features)]
+        unsafe fn dot_full(
+            dst: &mut [u8],
+            ptrs: &[*const u8],
+            tabs: &[core::mem::MaybeUninit<Coef>],
+        ) {
             let n = dst.len();
             let d = dst.as_mut_ptr();
+            let g = ptrs.len().min(tabs.len());
             let mut o = 0;
-            while n - o >= 4 * W {
-                // SAFETY: o + 4·W <= n = dst.len(): all four windows are inside `dst`.
-                let (mut a0, mut a1, mut a2, mut a3) = unsafe {
-                    (
-                        loadu(d.add(o)),
-                        loadu(d.add(o + W)),
-                        loadu(d.add(o + 2 * W)),
-                        loadu(d.add(o + 3 * W)),
-                    )
-                };
-                for (src, &c) in srcs.iter().zip(coefs) {
-                    if c == 0 || src.len() <= o {
-                        continue;
+            // Eight-vector blocks where the registers allow (fewer table and pointer loads per
+            // vector), then four-vector blocks.
+            while WIDE && n - o >= 8 * W {
+                // SAFETY: o + 8·W <= n: the eight windows are inside `dst` and, by the
+                // contract, inside every source; the first `g` tables are initialised.
+                unsafe {
+                    let mut a = [loadu(d.add(o)); 8];
+                    for (i, a) in a.iter_mut().enumerate().skip(1) {
+                        *a = loadu(d.add(o + i * W));
                     }
-                    let t = coef(c);
-                    if src.len() - o >= 4 * W {
-                        let s = src.as_ptr();
-                        // SAFETY: o + 4·W <= src.len(): all four windows are inside `src`.
-                        unsafe {
-                            a0 = mul_xor(t, loadu(s.add(o)), a0);
-                            a1 = mul_xor(t, loadu(s.add(o + W)), a1);
-                            a2 = mul_xor(t, loadu(s.add(o + 2 * W)), a2);
-                            a3 = mul_xor(t, loadu(s.add(o + 3 * W)), a3);
+                    for j in 0..g {
+                        let t = tabs.get_unchecked(j).assume_init();
+                        let s = ptrs.get_unchecked(j).add(o);
+                        for (i, a) in a.iter_mut().enumerate() {
+                            *a = mul_xor(t, loadu(s.add(i * W)), *a);
                         }
-                    } else {
-                        // The source ends inside this block (once per source at most).
-                        a0 = mul_xor(t, load_src(src, o), a0);
-                        a1 = mul_xor(t, load_src(src, o + W), a1);
-                        a2 = mul_xor(t, load_src(src, o + 2 * W), a2);
-                        a3 = mul_xor(t, load_src(src, o + 3 * W), a3);
+                    }
+                    for (i, a) in a.iter().enumerate() {
+                        storeu(d.add(o + i * W), *a);
                     }
                 }
-                // SAFETY: same windows of `dst` as the loads above; no source aliases `dst`
-                // (`dst` is `&mut`, the sources are `&`).
+                o += 8 * W;
+            }
+            while n - o >= 4 * W {
+                // SAFETY: o + 4·W <= n: the four windows are inside `dst` and, by the
+                // contract, inside every source; the first `g` tables are initialised.
                 unsafe {
+                    let mut a0 = loadu(d.add(o));
+                    let mut a1 = loadu(d.add(o + W));
+                    let mut a2 = loadu(d.add(o + 2 * W));
+                    let mut a3 = loadu(d.add(o + 3 * W));
+                    for j in 0..g {
+                        let t = tabs.get_unchecked(j).assume_init();
+                        let s = ptrs.get_unchecked(j).add(o);
+                        a0 = mul_xor(t, loadu(s), a0);
+                        a1 = mul_xor(t, loadu(s.add(W)), a1);
+                        a2 = mul_xor(t, loadu(s.add(2 * W)), a2);
+                        a3 = mul_xor(t, loadu(s.add(3 * W)), a3);
+                    }
                     storeu(d.add(o), a0);
                     storeu(d.add(o + W), a1);
                     storeu(d.add(o + 2 * W), a2);
@@ -182,49 +233,63 @@ macro_rules! region_kernels {
                 }
                 o += 4 * W;
             }
-            while o < n {
-                let len = (n - o).min(W);
-                // SAFETY: o + len <= n = dst.len(); a full load when len == W, else a partial
-                // one touching exactly `len` bytes.
-                let mut a = unsafe {
-                    if len == W {
-                        loadu(d.add(o))
-                    } else {
-                        load_partial(d.add(o), len)
-                    }
-                };
-                for (src, &c) in srcs.iter().zip(coefs) {
-                    if c != 0 && src.len() > o {
-                        // Lanes past `len` may pick up source bytes; they are never stored.
-                        a = mul_xor(coef(c), load_src(src, o), a);
-                    }
-                }
-                // SAFETY: as for the load of `a` just above.
-                unsafe {
-                    if len == W {
-                        storeu(d.add(o), a)
-                    } else {
-                        store_partial(d.add(o), a, len)
-                    }
-                };
-                o += len;
+            if o == n {
+                return;
             }
-        }
-
-        /// The `W` bytes of `src` from offset `o`, bytes past `src`'s end reading as zero.
-        #[target_feature(enable = $features)]
-        #[inline]
-        fn load_src(src: &[u8], o: usize) -> V {
-            let avail = src.len().saturating_sub(o);
-            if avail >= W {
-                // SAFETY: o + W <= src.len().
-                unsafe { loadu(src.as_ptr().add(o)) }
-            } else if avail == 0 {
-                zero()
-            } else {
-                // SAFETY: 0 < avail < W bytes exist at o (so `add(o)` stays in bounds), and
-                // the partial load reads only those.
-                unsafe { load_partial(src.as_ptr().add(o), avail) }
+            if MASKED {
+                // One last block of < 4·W bytes through masked (fault-suppressing) partial
+                // accesses: lengths are clamped to 0..=W per vector.
+                let rem = n - o;
+                let l0 = rem.min(W);
+                let l1 = rem.saturating_sub(W).min(W);
+                let l2 = rem.saturating_sub(2 * W).min(W);
+                let l3 = rem.saturating_sub(3 * W);
+                // SAFETY: o + l0 + l1 + l2 + l3 = n, so each window touches only bytes below
+                // `n`, inside `dst` and every source; a zero length touches nothing.
+                unsafe {
+                    let mut a0 = load_partial(d.add(o), l0);
+                    let mut a1 = load_partial(d.wrapping_add(o + W), l1);
+                    let mut a2 = load_partial(d.wrapping_add(o + 2 * W), l2);
+                    let mut a3 = load_partial(d.wrapping_add(o + 3 * W), l3);
+                    for j in 0..g {
+                        let t = tabs.get_unchecked(j).assume_init();
+                        let s = ptrs.get_unchecked(j).add(o);
+                        a0 = mul_xor(t, load_partial(s, l0), a0);
+                        a1 = mul_xor(t, load_partial(s.wrapping_add(W), l1), a1);
+                        a2 = mul_xor(t, load_partial(s.wrapping_add(2 * W), l2), a2);
+                        a3 = mul_xor(t, load_partial(s.wrapping_add(3 * W), l3), a3);
+                    }
+                    store_partial(d.add(o), a0, l0);
+                    store_partial(d.wrapping_add(o + W), a1, l1);
+                    store_partial(d.wrapping_add(o + 2 * W), a2, l2);
+                    store_partial(d.wrapping_add(o + 3 * W), a3, l3);
+                }
+                return;
+            }
+            while n - o >= W {
+                // SAFETY: o + W <= n: inside `dst` and every source.
+                unsafe {
+                    let mut a = loadu(d.add(o));
+                    for j in 0..g {
+                        let t = tabs.get_unchecked(j).assume_init();
+                        a = mul_xor(t, loadu(ptrs.get_unchecked(j).add(o)), a);
+                    }
+                    storeu(d.add(o), a);
+                }
+                o += W;
+            }
+            if o < n {
+                let len = n - o;
+                // SAFETY: len < W bytes remain at o in `dst` and every source; the partial
+                // primitives touch only those.
+                unsafe {
+                    let mut a = load_partial(d.add(o), len);
+                    for j in 0..g {
+                        let t = tabs.get_unchecked(j).assume_init();
+                        a = mul_xor(t, load_partial(ptrs.get_unchecked(j).add(o), len), a);
+                    }
+                    store_partial(d.add(o), a, len);
+                }
             }
         }
     };

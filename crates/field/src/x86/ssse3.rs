@@ -10,6 +10,12 @@ use core::arch::x86_64::*;
 
 use crate::tables::NIBBLE;
 
+/// Partial accesses go through a bounce buffer: `dot` keeps them to one vector.
+pub(crate) const MASKED: bool = false;
+
+/// With 16 xmm registers, eight-vector `dot` blocks spill: keep to four.
+pub(crate) const WIDE: bool = false;
+
 /// Vector width in bytes.
 pub(crate) const W: usize = 16;
 type V = __m128i;
@@ -47,12 +53,6 @@ fn mul(t: Coef, x: V) -> V {
 #[inline]
 fn mul_xor(t: Coef, x: V, acc: V) -> V {
     _mm_xor_si128(acc, mul(t, x))
-}
-
-#[target_feature(enable = "ssse3")]
-#[inline]
-fn zero() -> V {
-    _mm_setzero_si128()
 }
 
 /// # Safety
