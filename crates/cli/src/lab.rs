@@ -124,14 +124,23 @@ impl TransferArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CodingArgs {
     /// Coding window W (packets).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = tcpnc_lab::settings::DEFAULT_WINDOW)]
     pub window: u16,
-    /// Redundancy R (default: 1/(1-loss) + 0.03, or 1.0 without loss).
+    /// Redundancy R (default: 1/(1-loss) + 0.04).
     #[arg(long)]
     pub redundancy: Option<f64>,
-    /// Coding scheme: systematic or dense (default: the gateway's).
-    #[arg(long)]
-    pub scheme: Option<String>,
+    /// Coding scheme (default: the gateway's).
+    #[arg(long, value_enum)]
+    pub scheme: Option<Scheme>,
+}
+
+/// Coding scheme of the nc gateways.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Scheme {
+    /// Each new segment first sent uncoded, then combinations.
+    Systematic,
+    /// Every coded packet a random combination of the window.
+    Dense,
 }
 
 impl CodingArgs {
@@ -139,7 +148,13 @@ impl CodingArgs {
         CodingSettings {
             window: self.window,
             redundancy: self.redundancy,
-            scheme: self.scheme.clone(),
+            scheme: self.scheme.map(|s| {
+                match s {
+                    Scheme::Systematic => "systematic",
+                    Scheme::Dense => "dense",
+                }
+                .to_string()
+            }),
         }
     }
 }

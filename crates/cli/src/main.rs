@@ -4,6 +4,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod experiment;
 mod lab;
 mod link;
 mod sim;
@@ -37,6 +38,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// The one-machine testbed: real Linux TCP through two gateways and the path emulator.
     Lab(lab::LabArgs),
+    /// Parameter sweeps on the simulator or the lab: CSV, summary and plots (reproduces the
+    /// implementation paper's figures; plans in experiments/).
+    Experiment(experiment::ExperimentArgs),
 }
 
 fn main() -> Result<()> {
@@ -48,5 +52,6 @@ fn main() -> Result<()> {
         Command::Sim(args) => sim::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Lab(args) => lab::run(args),
+        Command::Experiment(args) => experiment::run(args),
     }
 }

@@ -11,17 +11,21 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcpnc");
 
-/// Whether this process is root and `ip` is present; prints why not.
-fn lab_capable(test: &str) -> bool {
-    let uid = std::fs::read_to_string("/proc/self/status")
+/// Whether this process runs as root.
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
                 .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(str::to_string))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
         })
-        .unwrap_or_default();
-    if uid != "0" {
+        .unwrap_or(false)
+}
+
+/// Whether this process is root and `ip` is present; prints why not.
+fn lab_capable(test: &str) -> bool {
+    if !is_root() {
         eprintln!(
             "skipping {test}: tcpnc lab needs root (network namespaces); run the tests as root"
         );
@@ -68,7 +72,8 @@ fn namespaces_of(pid: u32) -> Vec<String> {
 
 #[test]
 fn refuses_clearly_without_root() {
-    let out = if lab_capable("refuses_clearly_without_root (as root: drop to nobody)") {
+    // As root, drop to nobody to see the refusal; otherwise run as we are.
+    let out = if is_root() {
         if Command::new("setpriv").arg("--version").output().is_err() {
             eprintln!("skipping refuses_clearly_without_root: setpriv is not installed");
             return;
@@ -83,6 +88,11 @@ fn refuses_clearly_without_root() {
     };
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
+    if err.starts_with("setpriv:") {
+        // e.g. the test binary's directory is not searchable by nobody.
+        eprintln!("skipping refuses_clearly_without_root: nobody cannot run {BIN}: {err}");
+        return;
+    }
     assert!(err.contains("tcpnc lab needs root"), "stderr: {err}");
 }
 
@@ -113,6 +123,8 @@ fn direct_transfer_is_checked_end_to_end() {
 
 /// The CI comparison: 20 Mbit/s, 20 ms one way, 10% loss on the data direction, cubic.
 /// Asserts integrity and a wide margin of nc over plain (a property, not a timing).
+/// The coding settings are pinned (W 16, dense, R 1.2) so the property does not move with
+/// the gateway's defaults.
 #[test]
 fn nc_beats_plain_by_a_wide_margin_at_10pct_loss() {
     if !lab_capable("nc_beats_plain_by_a_wide_margin_at_10pct_loss") {

@@ -18,6 +18,9 @@ pub const MIN_MTU: u16 = 576;
 pub const MAX_WINDOW: u16 = 255;
 /// Largest accepted redundancy R.
 pub const MAX_REDUNDANCY: f64 = 16.0;
+/// R when the config gives none: enough to mask about 5 % random loss at W = 16 (1/(1 − p) plus
+/// a margin, see docs/sim.md); set it from the path's loss rate for anything else.
+pub const DEFAULT_REDUNDANCY: f64 = 1.1;
 /// Bytes of outer IPv4 + UDP headers around every tunnel datagram.
 pub const OUTER_HEADER_V4: usize = 28;
 /// Bytes of outer IPv6 + UDP headers around every tunnel datagram.
@@ -442,7 +445,7 @@ impl RawCoding {
                 ));
             }
         };
-        let scheme = match self.scheme.as_deref().unwrap_or("systematic") {
+        let scheme = match self.scheme.as_deref().unwrap_or("dense") {
             "dense" => Scheme::Dense,
             "systematic" => Scheme::Systematic,
             other => {
@@ -469,7 +472,7 @@ impl RawCoding {
                 format!("{window} is out of range 1..={MAX_WINDOW}"),
             ));
         }
-        let redundancy = self.redundancy.unwrap_or(1.0);
+        let redundancy = self.redundancy.unwrap_or(DEFAULT_REDUNDANCY);
         if !redundancy.is_finite() || redundancy < 1.0 {
             return Err(ConfigError::invalid(
                 "coding.redundancy",

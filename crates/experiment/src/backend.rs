@@ -1,0 +1,158 @@
+//! Backends run one point once: [`Backend`], its [`RunRecord`], and the simulator backend.
+
+use std::time::{Duration, Instant};
+
+use tcpnc_proto::{CodingScheme, EngineConfig, Limits, RedundancyPolicy};
+use tcpnc_sim::nc_box::{NcBox, OUTER_HEADER_LEN};
+use tcpnc_sim::tcpnc_link::{LossModel, LossPosition as SimLossPosition, QueueLimit};
+use tcpnc_sim::{CongestionControl, SimConfig, SimOutcome};
+
+use crate::error::{ExperimentError, Result};
+use crate::params::{Cc, LossPosition, Mode, Params, Scheme};
+
+/// What one run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    /// `completed`, `time_limit`, `stalled`, `error: ...`, ...
+    pub outcome: String,
+    /// Whether the run counts in the summary: a complete fixed-size transfer with integrity,
+    /// or a timed session that reached its end.
+    pub counted: bool,
+    /// Application goodput in Mbit/s (10⁶ bit/s).
+    pub goodput_mbit: f64,
+    /// Seconds from connect to the last byte read (or the session length).
+    pub completion_s: f64,
+    /// Bytes the receiving application read.
+    pub bytes_delivered: u64,
+    /// Byte count and sha256 equal at both ends (false for a session cut at its end).
+    pub integrity_ok: bool,
+    /// TCP retransmissions by the sender.
+    pub retransmissions: u64,
+    /// Wall-clock seconds the run took.
+    pub wall_s: f64,
+}
+
+/// Something that runs points.
+pub trait Backend {
+    /// `sim` or `lab`.
+    fn name(&self) -> &'static str;
+    /// Whether this backend can run `p` (checked for every point before the first run).
+    fn check(&self, p: &Params) -> std::result::Result<(), String>;
+    /// Runs `p` once with `seed`. A failed transfer is a record (`counted = false`); an
+    /// error stops the experiment.
+    fn run(&mut self, p: &Params, seed: u64) -> Result<RunRecord>;
+}
+
+/// The deterministic simulator ([`tcpnc_sim`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SimBackend;
+
+/// The simulator configuration of a point.
+pub fn sim_config(p: &Params, seed: u64) -> SimConfig {
+    let cc = match p.cc {
+        Cc::Reno => CongestionControl::Reno,
+        Cc::Cubic => CongestionControl::Cubic,
+        Cc::None | Cc::Bbr => CongestionControl::None,
+    };
+    let (bytes, limit) = match p.duration_s {
+        // A session: more bytes than the link can carry, cut at `duration_s`.
+        Some(d) => (
+            ((p.rate_mbit * 1e6 / 8.0 * d * 1.2) as u64).max(1),
+            Duration::from_secs_f64(d),
+        ),
+        None => (p.bytes, Duration::from_secs_f64(p.timeout_s)),
+    };
+    let mut cfg = SimConfig::new()
+        .with_bytes(bytes)
+        .with_seed(seed)
+        .with_cc(cc)
+        .with_rate_bps((p.rate_mbit * 1e6).round() as u64)
+        .with_delay(Duration::from_secs_f64(p.delay_ms / 1e3))
+        .with_forward_loss(LossModel::bernoulli(p.loss))
+        .with_reverse_loss(LossModel::bernoulli(p.reverse_loss))
+        .with_loss_position(match p.loss_position {
+            LossPosition::BeforeQueue => SimLossPosition::BeforeQueue,
+            LossPosition::AfterQueue => SimLossPosition::AfterQueue,
+        })
+        .with_queue(QueueLimit::Packets(p.queue_packets))
+        .with_max_sim_time(limit);
+    cfg.mtu = p.mtu;
+    cfg.rx_buffer = p.buffer_kib.saturating_mul(1024);
+    cfg.tx_buffer = cfg.rx_buffer;
+    cfg.ack_delay = (p.ack_delay_ms > 0).then(|| Duration::from_millis(p.ack_delay_ms));
+    cfg
+}
+
+/// The TCP/NC engine configuration of a point (both sides).
+pub fn engine_config(p: &Params) -> EngineConfig {
+    EngineConfig {
+        coding_window: p.window,
+        redundancy: RedundancyPolicy::Fixed(p.effective_redundancy()),
+        scheme: match p.scheme {
+            Scheme::Dense => CodingScheme::Dense,
+            Scheme::Systematic => CodingScheme::Systematic,
+        },
+        tunnel_mtu: p.mtu.saturating_sub(OUTER_HEADER_LEN),
+        limits: Limits {
+            coding_buffer_packets: p.buffer_packets,
+            decoding_buffer_packets: p.buffer_packets,
+            ..Limits::default()
+        },
+        ..EngineConfig::default()
+    }
+}
+
+impl Backend for SimBackend {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn check(&self, p: &Params) -> std::result::Result<(), String> {
+        if p.cc == Cc::Bbr {
+            return Err("cc = bbr needs the lab backend (smoltcp has no BBR)".into());
+        }
+        sim_config(p, 1).validate().map_err(|e| e.to_string())?;
+        if p.mode == Mode::Nc {
+            NcBox::new(engine_config(p), 1).map_err(|e| format!("engine: {e}"))?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, p: &Params, seed: u64) -> Result<RunRecord> {
+        let cfg = sim_config(p, seed);
+        let start = Instant::now();
+        let fail = |detail: String| ExperimentError::Backend {
+            backend: "sim".into(),
+            detail,
+        };
+        let report = match p.mode {
+            Mode::Plain => tcpnc_sim::run(&cfg),
+            Mode::Nc => {
+                let engine = engine_config(p);
+                let mut client = NcBox::new(engine.clone(), seed ^ 0x6e63_2d63_6c69_656e)
+                    .map_err(|e| fail(e.to_string()))?;
+                let mut server = NcBox::new(engine, seed ^ 0x6e63_2d73_6572_7665)
+                    .map_err(|e| fail(e.to_string()))?;
+                tcpnc_sim::run_with_boxes(&cfg, &mut client, &mut server)
+            }
+        }
+        .map_err(|e| fail(e.to_string()))?;
+        let counted = match p.duration_s {
+            Some(_) => {
+                matches!(report.outcome, SimOutcome::TimeLimit)
+                    || (report.outcome == SimOutcome::Completed && report.integrity_ok)
+            }
+            None => report.outcome == SimOutcome::Completed && report.integrity_ok,
+        };
+        Ok(RunRecord {
+            outcome: report.outcome.as_str().to_string(),
+            counted,
+            goodput_mbit: report.goodput_mbit,
+            completion_s: report.completion_s,
+            bytes_delivered: report.bytes_delivered,
+            integrity_ok: report.integrity_ok,
+            retransmissions: report.tcp.retransmissions,
+            wall_s: start.elapsed().as_secs_f64(),
+        })
+    }
+}

@@ -1,0 +1,194 @@
+//! The results CSV, which is also the journal a resumed experiment reads: one row per run,
+//! appended and flushed as soon as the run ends, so an interruption loses at most the run
+//! in progress. A final line cut short by an interruption is dropped on reopening.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::backend::RunRecord;
+use crate::error::{ExperimentError, Result};
+use crate::params::{KEYS, Params};
+
+/// Result columns after the point, repetition, seed and parameter columns.
+pub const RESULT_COLUMNS: [&str; 8] = [
+    "outcome",
+    "counted",
+    "goodput_mbit",
+    "completion_s",
+    "bytes_delivered",
+    "integrity_ok",
+    "retransmissions",
+    "wall_s",
+];
+
+/// The CSV header's columns.
+pub fn columns() -> Vec<&'static str> {
+    let mut c = vec!["point", "rep", "seed"];
+    c.extend(KEYS);
+    c.extend(RESULT_COLUMNS);
+    c
+}
+
+/// One CSV row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Cells in [`columns`] order.
+    pub cells: Vec<String>,
+}
+
+impl Row {
+    /// A new row for a finished run.
+    pub fn new(label: &str, rep: u32, seed: u64, p: &Params, r: &RunRecord) -> Row {
+        let mut cells = vec![clean(label), rep.to_string(), seed.to_string()];
+        cells.extend(p.cells().iter().map(|c| clean(c)));
+        cells.extend([
+            clean(&r.outcome),
+            r.counted.to_string(),
+            r.goodput_mbit.to_string(),
+            r.completion_s.to_string(),
+            r.bytes_delivered.to_string(),
+            r.integrity_ok.to_string(),
+            r.retransmissions.to_string(),
+            format!("{:.3}", r.wall_s),
+        ]);
+        Row { cells }
+    }
+
+    /// The cell of column `name`.
+    pub fn get(&self, name: &str) -> &str {
+        columns()
+            .iter()
+            .position(|c| *c == name)
+            .and_then(|i| self.cells.get(i))
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+
+    /// The cell of column `name` as a number (NaN if absent or not a number).
+    pub fn num(&self, name: &str) -> f64 {
+        self.get(name).parse().unwrap_or(f64::NAN)
+    }
+
+    /// Whether the run counts in the summary.
+    pub fn counted(&self) -> bool {
+        self.get("counted") == "true"
+    }
+
+    /// The identity of the run: repetition, seed and every parameter.
+    pub fn key(&self) -> Vec<String> {
+        self.cells[1..3 + KEYS.len()].to_vec()
+    }
+
+    /// The parameter cells.
+    pub fn param_cells(&self) -> &[String] {
+        &self.cells[3..3 + KEYS.len()]
+    }
+}
+
+/// The run identity [`Row::key`] of a point's repetition, computed before it runs.
+pub fn run_key(p: &Params, rep: u32, seed: u64) -> Vec<String> {
+    let mut k = vec![rep.to_string(), seed.to_string()];
+    k.extend(p.cells().iter().map(|c| clean(c)));
+    k
+}
+
+fn clean(s: &str) -> String {
+    s.replace([',', '\n', '\r'], ";")
+}
+
+/// An open results CSV.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+}
+
+/// Reads the rows of a results CSV (missing file: none). Fails if its header differs.
+pub fn read_rows(path: &Path) -> Result<Vec<Row>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(ExperimentError::file(path)(e)),
+    };
+    let complete = match text.rfind('\n') {
+        Some(i) => &text[..=i],
+        None => "",
+    };
+    let mut lines = complete.lines();
+    let header = columns().join(",");
+    match lines.next() {
+        None => return Ok(Vec::new()),
+        Some(h) if h == header => {}
+        Some(_) => {
+            return Err(ExperimentError::Journal {
+                path: path.to_path_buf(),
+                detail: "its header is not this version's columns".into(),
+            });
+        }
+    }
+    let n = columns().len();
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<String> = line.split(',').map(str::to_string).collect();
+        if cells.len() != n {
+            return Err(ExperimentError::Journal {
+                path: path.to_path_buf(),
+                detail: format!("line {} has {} cells, expected {n}", i + 2, cells.len()),
+            });
+        }
+        rows.push(Row { cells });
+    }
+    Ok(rows)
+}
+
+impl Journal {
+    /// Opens (or with `fresh`, recreates) the CSV; returns it with the rows already there.
+    /// A last line without its newline (an interrupted write) is cut off.
+    pub fn open(path: &Path, fresh: bool) -> Result<(Journal, Vec<Row>)> {
+        let io = ExperimentError::file(path);
+        if fresh && path.exists() {
+            std::fs::remove_file(path).map_err(ExperimentError::file(path))?;
+        }
+        let rows = read_rows(path)?;
+        if path.exists() {
+            let text = std::fs::read(path).map_err(ExperimentError::file(path))?;
+            let keep = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            if keep != text.len() {
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(ExperimentError::file(path))?;
+                f.set_len(keep as u64)
+                    .map_err(ExperimentError::file(path))?;
+            }
+        }
+        let new = std::fs::metadata(path)
+            .map(|m| m.len() == 0)
+            .unwrap_or(true);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        if new {
+            writeln!(file, "{}", columns().join(",")).map_err(ExperimentError::file(path))?;
+        }
+        Ok((
+            Journal {
+                path: path.to_path_buf(),
+                file,
+            },
+            rows,
+        ))
+    }
+
+    /// Appends one row and flushes it to the file.
+    pub fn append(&mut self, row: &Row) -> Result<()> {
+        let line = format!("{}\n", row.cells.join(","));
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(ExperimentError::file(&self.path))
+    }
+}

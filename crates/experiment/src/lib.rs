@@ -1,0 +1,34 @@
+//! tcpnc experiments: parameter sweeps over the simulator or the lab, resumable, with a
+//! CSV row per run, a JSON summary per point and PNG/SVG plots.
+//!
+//! * [`plan`]: the TOML plan (backend, fixed and swept settings, repetitions, seed) and its
+//!   expansion into points; [`params`]: every setting a plan may name.
+//! * [`backend`]: the [`Backend`] trait and the simulator backend (the lab backend lives in
+//!   the `tcpnc` CLI, which links the lab).
+//! * [`journal`]: the results CSV, which is also what a resumed run reads.
+//! * [`summary`] and [`plot`]: statistics per point and the curves drawn.
+//! * [`runner`]: the loop tying them together.
+//!
+//! ```no_run
+//! use tcpnc_experiment::{Plan, RunOptions, SimBackend, run_plan};
+//! let plan = Plan::load("experiments/fig6-goodput-vs-r.toml".as_ref()).unwrap();
+//! let opts = RunOptions { out_dir: "results/fig6".into(), ..RunOptions::default() };
+//! let outcome = run_plan(&plan, &mut SimBackend, &opts).unwrap();
+//! println!("{} runs, files {:?}", outcome.ran, outcome.files);
+//! ```
+
+pub mod backend;
+pub mod error;
+pub mod journal;
+pub mod params;
+pub mod plan;
+pub mod plot;
+pub mod runner;
+pub mod summary;
+
+pub use backend::{Backend, RunRecord, SimBackend};
+pub use error::{ExperimentError, Result};
+pub use params::{Cc, LossPosition, Mode, Params, Scheme};
+pub use plan::{BackendKind, Plan, Point};
+pub use runner::{Outcome, RunOptions, finish, interrupt_flag, run_plan};
+pub use summary::{Stats, Summary};

@@ -1,0 +1,382 @@
+//! Plans: a TOML file naming the backend, fixed and swept settings, repetitions and seed,
+//! expanded into points (the cartesian product of the swept values, per group).
+//!
+//! ```toml
+//! name = "fig6"                 # output stem (default: the file's stem)
+//! title = "Goodput vs R"        # plot caption
+//! backend = "sim"               # or "lab"
+//! repetitions = 4
+//! seed = 1
+//! [fixed]                       # any key of Params
+//! loss = 0.1
+//! [sweep]                       # key = [values]
+//! redundancy = [1.1, 1.2, 1.3]
+//! [[group]]                     # optional: a union of sub-sweeps, each with its own
+//! fixed = { mode = "plain" }    # fixed and sweep tables over the plan's
+//! [[group]]
+//! fixed = { mode = "nc" }
+//! sweep = { window = [2, 3] }
+//! [plot]
+//! x = "redundancy"              # x axis (a numeric key)
+//! best_over = ["window"]        # per series and x, keep the best mean over these keys
+//! x_scale = 1.0                 # x values are multiplied by this (100 = percent)
+//! x_label = "R"
+//! ```
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::{Table, Value};
+
+use crate::error::{ExperimentError, Result};
+use crate::params::{KEYS, Mode, Params};
+
+/// Which backend runs the points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    /// The deterministic simulator (smoltcp endpoints, virtual time).
+    Sim,
+    /// The lab: kernel TCP in network namespaces through gateways and the link emulator.
+    Lab,
+}
+
+impl BackendKind {
+    /// `sim` or `lab`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Sim => "sim",
+            BackendKind::Lab => "lab",
+        }
+    }
+}
+
+/// How the plot is drawn.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlotSpec {
+    /// The key on the x axis (default: the first numeric key that varies, else `loss`).
+    pub x: Option<String>,
+    /// Keys maximised over per series and x (e.g. R and W for "best R, W per loss").
+    pub best_over: Vec<String>,
+    /// Factor applied to x values (100 shows a probability as percent).
+    pub x_scale: f64,
+    /// X axis label (default: the key).
+    pub x_label: Option<String>,
+    /// Y axis label.
+    pub y_label: Option<String>,
+}
+
+impl Default for PlotSpec {
+    fn default() -> Self {
+        PlotSpec {
+            x: None,
+            best_over: Vec::new(),
+            x_scale: 1.0,
+            x_label: None,
+            y_label: None,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanFile {
+    name: Option<String>,
+    title: Option<String>,
+    description: Option<String>,
+    backend: BackendKind,
+    #[serde(default = "one")]
+    repetitions: u32,
+    #[serde(default = "one_u64")]
+    seed: u64,
+    #[serde(default)]
+    fixed: Table,
+    #[serde(default)]
+    sweep: Table,
+    #[serde(default)]
+    group: Vec<GroupFile>,
+    #[serde(default)]
+    plot: PlotSpec,
+}
+
+fn one() -> u32 {
+    1
+}
+fn one_u64() -> u64 {
+    1
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupFile {
+    #[serde(default)]
+    fixed: Table,
+    #[serde(default)]
+    sweep: Table,
+}
+
+/// One combination of settings (run `repetitions` times).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The settings.
+    pub params: Params,
+    /// `key=value` of the keys that vary across the plan, space separated.
+    pub label: String,
+}
+
+/// A parsed, expanded plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Output stem.
+    pub name: String,
+    /// Plot caption.
+    pub title: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// Backend.
+    pub backend: BackendKind,
+    /// Runs per point.
+    pub repetitions: u32,
+    /// Master seed.
+    pub seed: u64,
+    /// Points in expansion order, without duplicates.
+    pub points: Vec<Point>,
+    /// Keys whose value differs between points (in [`KEYS`] order).
+    pub varying: Vec<&'static str>,
+    /// Plot settings, with `x` resolved.
+    pub plot: PlotSpec,
+    /// The x key.
+    pub x: &'static str,
+    /// The plan file.
+    pub source: PathBuf,
+}
+
+/// The seed of repetition `rep`: SplitMix64 of the plan seed and `rep`, the same for every
+/// point (common random numbers across the points of one repetition).
+pub fn run_seed(plan_seed: u64, rep: u32) -> u64 {
+    let mut z = plan_seed
+        .wrapping_add(u64::from(rep).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Plan {
+    /// Reads and expands a plan file.
+    pub fn load(path: &Path) -> Result<Plan> {
+        let text = std::fs::read_to_string(path).map_err(ExperimentError::file(path))?;
+        Plan::parse(&text, path)
+    }
+
+    /// Parses and expands plan text; `path` names it in errors and gives the default name.
+    pub fn parse(text: &str, path: &Path) -> Result<Plan> {
+        let err = |detail: String| ExperimentError::Plan {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let file: PlanFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        if file.repetitions == 0 {
+            return Err(err("repetitions must be >= 1".into()));
+        }
+        let groups = if file.group.is_empty() {
+            vec![GroupFile::default()]
+        } else {
+            file.group
+        };
+        let mut points: Vec<Point> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (gi, g) in groups.iter().enumerate() {
+            let mut fixed = file.fixed.clone();
+            fixed.extend(g.fixed.clone());
+            let mut sweep = file.sweep.clone();
+            sweep.extend(g.sweep.clone());
+            let at = |t: &str| {
+                if gi == 0 && g.fixed.is_empty() && g.sweep.is_empty() {
+                    format!("[{t}]")
+                } else {
+                    format!("[{t}] or [[group]] #{}", gi + 1)
+                }
+            };
+            check_keys(&fixed, &at("fixed")).map_err(err)?;
+            let mut axes: Vec<(&'static str, Vec<Value>)> = Vec::new();
+            for k in KEYS {
+                let Some(v) = sweep.get(k) else { continue };
+                let Value::Array(vals) = v else {
+                    return Err(err(format!("{} key `{k}` must be an array", at("sweep"))));
+                };
+                if vals.is_empty() {
+                    return Err(err(format!("{} key `{k}` is empty", at("sweep"))));
+                }
+                for x in vals {
+                    check_value(k, x, &at("sweep")).map_err(err)?;
+                }
+                axes.push((k, vals.clone()));
+            }
+            check_keys(&sweep, &at("sweep")).map_err(err)?;
+            for combo in cartesian(&axes) {
+                let mut t = fixed.clone();
+                for (k, v) in combo {
+                    t.insert(k.to_string(), v);
+                }
+                let params =
+                    Params::deserialize(Value::Table(t)).map_err(|e| err(e.to_string()))?;
+                params
+                    .validate()
+                    .map_err(|d| err(format!("{}: {d}", at("sweep"))))?;
+                if seen.insert(params.cells()) {
+                    points.push(Point {
+                        params,
+                        label: String::new(),
+                    });
+                }
+            }
+        }
+        let varying: Vec<&'static str> = KEYS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                let first = points[0].params.cells()[*i].clone();
+                points.iter().any(|p| p.params.cells()[*i] != first)
+            })
+            .map(|(_, k)| *k)
+            .collect();
+        for p in &mut points {
+            p.label = label(&p.params, &varying);
+        }
+        let x = resolve_x(&file.plot, &varying).map_err(err)?;
+        for k in &file.plot.best_over {
+            if !KEYS.contains(&k.as_str()) {
+                return Err(err(format!("[plot] best_over: unknown key `{k}`")));
+            }
+        }
+        if !(file.plot.x_scale.is_finite() && file.plot.x_scale > 0.0) {
+            return Err(err("[plot] x_scale must be > 0".into()));
+        }
+        let name = file.name.unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "experiment".into())
+        });
+        Ok(Plan {
+            title: file.title.unwrap_or_else(|| name.clone()),
+            name,
+            description: file.description,
+            backend: file.backend,
+            repetitions: file.repetitions,
+            seed: file.seed,
+            points,
+            varying,
+            plot: file.plot,
+            x,
+            source: path.to_path_buf(),
+        })
+    }
+
+    /// Total runs (points × repetitions).
+    pub fn total_runs(&self) -> usize {
+        self.points.len() * self.repetitions as usize
+    }
+}
+
+fn check_keys(t: &Table, at: &str) -> std::result::Result<(), String> {
+    for (k, v) in t {
+        if !KEYS.contains(&k.as_str()) {
+            return Err(format!(
+                "{at}: unknown key `{k}` (expected one of {})",
+                KEYS.join(", ")
+            ));
+        }
+        if !matches!(v, Value::Array(_)) || !at.starts_with("[sweep]") {
+            check_value(k, v, at)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks one key's value alone so that a type error names the key.
+fn check_value(k: &str, v: &Value, at: &str) -> std::result::Result<(), String> {
+    let mut t = Table::new();
+    t.insert(k.to_string(), v.clone());
+    Params::deserialize(Value::Table(t))
+        .map(|_| ())
+        .map_err(|e| format!("{at} key `{k}` = {v}: {}", e.message()))
+}
+
+fn cartesian(axes: &[(&'static str, Vec<Value>)]) -> Vec<Vec<(&'static str, Value)>> {
+    let mut out = vec![Vec::new()];
+    for (k, vals) in axes {
+        let mut next = Vec::with_capacity(out.len() * vals.len());
+        for prefix in &out {
+            for v in vals {
+                let mut c = prefix.clone();
+                c.push((*k, v.clone()));
+                next.push(c);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// Keys that only matter in nc mode (left out of a plain point's label).
+pub const NC_ONLY: [&str; 4] = ["redundancy", "window", "scheme", "buffer_packets"];
+
+/// `key=value` of `keys`, space separated (mode and cc bare; nc-only keys left out of a
+/// plain point's label).
+pub fn label(p: &Params, keys: &[&str]) -> String {
+    let cells = p.cells();
+    keys.iter()
+        .filter(|k| p.mode == Mode::Nc || !NC_ONLY.contains(k))
+        .filter_map(|k| KEYS.iter().position(|x| x == k).map(|i| (*k, &cells[i])))
+        .map(|(k, v)| match k {
+            "mode" | "cc" => v.clone(),
+            _ if v.is_empty() => format!("{k}=auto"),
+            _ => format!("{k}={v}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+const NUMERIC: [&str; 13] = [
+    "loss",
+    "reverse_loss",
+    "redundancy",
+    "window",
+    "buffer_packets",
+    "rate_mbit",
+    "delay_ms",
+    "queue_packets",
+    "bytes",
+    "duration_s",
+    "buffer_kib",
+    "ack_delay_ms",
+    "mtu",
+];
+
+fn resolve_x(
+    plot: &PlotSpec,
+    varying: &[&'static str],
+) -> std::result::Result<&'static str, String> {
+    match &plot.x {
+        Some(x) => NUMERIC
+            .iter()
+            .find(|k| **k == x.as_str())
+            .copied()
+            .ok_or_else(|| {
+                format!(
+                    "[plot] x: `{x}` is not a numeric key ({})",
+                    NUMERIC.join(", ")
+                )
+            }),
+        None => varying
+            .iter()
+            .find(|k| NUMERIC.contains(k))
+            .copied()
+            // Nothing numeric varies (a single point, or only modes): loss on x.
+            .or(Some("loss"))
+            .ok_or_else(String::new),
+    }
+}

@@ -1,0 +1,203 @@
+//! Plots of a summary: mean goodput per series against x, with min–max bars over the
+//! repetitions, as PNG (bitmap backend, encoded with `png`) and SVG. Text uses DejaVu Sans
+//! embedded in the binary (the `dejavu` crate, as `tcpnc-lab` does): no system fonts.
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use crate::error::{ExperimentError, Result};
+use crate::plan::Plan;
+use crate::summary::Summary;
+
+const SIZE: (u32, u32) = (900, 560);
+static FONT: Once = Once::new();
+
+fn register_font() {
+    FONT.call_once(|| {
+        // The embedded font is a valid TTF; a failure would only lose the text.
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
+    });
+}
+
+/// Writes `<stem>.png` and `<stem>.svg` in `dir`; returns their paths.
+pub fn write_plots(plan: &Plan, s: &Summary, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
+    register_font();
+    let png_path = dir.join(format!("{stem}.png"));
+    let svg_path = dir.join(format!("{stem}.svg"));
+    let err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |detail: String| ExperimentError::Plot { path, detail }
+    };
+    let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+        draw(&root, plan, s).map_err(err(&png_path))?;
+    }
+    write_png(&png_path, &rgb).map_err(err(&png_path))?;
+    {
+        let root = SVGBackend::new(&svg_path, SIZE).into_drawing_area();
+        draw(&root, plan, s).map_err(err(&svg_path))?;
+    }
+    Ok(vec![png_path, svg_path])
+}
+
+fn write_png(path: &Path, rgb: &[u8]) -> std::result::Result<(), String> {
+    let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), SIZE.0, SIZE.1);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Best);
+    let mut w = enc.write_header().map_err(|e| e.to_string())?;
+    w.write_image_data(rgb).map_err(|e| e.to_string())
+}
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+fn short(chosen: &str) -> String {
+    chosen.replace("redundancy=", "R=").replace("window=", "W=")
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    plan: &Plan,
+    s: &Summary,
+) -> std::result::Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let pts = s.curves.iter().flat_map(|c| c.points.iter());
+    let xs: Vec<f64> = pts.clone().map(|p| p.x).filter(|x| x.is_finite()).collect();
+    let (xmin, xmax) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    let (xmin, xmax) = if xmin.is_finite() {
+        (xmin, xmax)
+    } else {
+        (0.0, 1.0)
+    };
+    let pad = ((xmax - xmin) * 0.05).max(xmax.abs() * 0.02).max(1e-3);
+    let rate = plan.points[0].params.rate_mbit;
+    let fixed_rate = !plan.varying.contains(&"rate_mbit");
+    let ymax_data = pts
+        .filter_map(|p| p.goodput.max.is_finite().then_some(p.goodput.max))
+        .fold(0.0f64, f64::max);
+    let ymax = if fixed_rate {
+        rate.max(ymax_data)
+    } else {
+        ymax_data
+    } * 1.15
+        + 1e-6;
+    let mut chart = ChartBuilder::on(root)
+        .caption(&plan.title, ("sans-serif", 20))
+        .margin(18)
+        .x_label_area_size(48)
+        .y_label_area_size(60)
+        .build_cartesian_2d(xmin - pad..xmax + pad, 0f64..ymax)
+        .map_err(e)?;
+    let x_desc = plan
+        .plot
+        .x_label
+        .clone()
+        .unwrap_or_else(|| plan.x.to_string());
+    let y_desc = plan
+        .plot
+        .y_label
+        .clone()
+        .unwrap_or_else(|| "goodput (Mbit/s), mean and min-max".into());
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(("sans-serif", 14))
+        .light_line_style(WHITE)
+        .bold_line_style(BLACK.mix(0.15))
+        .draw()
+        .map_err(e)?;
+    if plan.x == "loss" && fixed_rate {
+        let limit: Vec<(f64, f64)> = [xmin, xmax]
+            .iter()
+            .map(|&x| (x, rate * (1.0 - x / plan.plot.x_scale)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(limit, BLACK.mix(0.5).stroke_width(1)))
+            .map_err(e)?
+            .label("link limit C(1-p)")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.mix(0.5)));
+    }
+    for (i, c) in s.curves.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let line: Vec<(f64, f64)> = c
+            .points
+            .iter()
+            .filter(|p| p.goodput.n > 0)
+            .map(|p| (p.x, p.goodput.mean))
+            .collect();
+        let name = if c.series.is_empty() {
+            "goodput".to_string()
+        } else {
+            c.series.clone()
+        };
+        chart
+            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
+            .map_err(e)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart
+            .draw_series(line.iter().map(|&p| Circle::new(p, 4, color.filled())))
+            .map_err(e)?;
+        chart
+            .draw_series(c.points.iter().filter(|p| p.goodput.n > 1).map(|p| {
+                ErrorBar::new_vertical(
+                    p.x,
+                    p.goodput.min,
+                    p.goodput.mean,
+                    p.goodput.max,
+                    color.stroke_width(1),
+                    8,
+                )
+            }))
+            .map_err(e)?;
+        if !plan.plot.best_over.is_empty() && c.points.iter().any(|p| !p.chosen.is_empty()) {
+            let style = TextStyle::from(("sans-serif", 12).into_font()).color(&color);
+            chart
+                .draw_series(c.points.iter().filter(|p| p.goodput.n > 0).map(|p| {
+                    Text::new(
+                        short(&p.chosen),
+                        (p.x, p.goodput.mean + ymax * 0.03),
+                        style.clone(),
+                    )
+                }))
+                .map_err(e)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .label_font(("sans-serif", 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)
+}

@@ -1,0 +1,250 @@
+//! Statistics per point over its repetitions, and the curves drawn (one per series, with
+//! the best point per x when the plan maximises over some keys).
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::error::{ExperimentError, Result};
+use crate::journal::Row;
+use crate::params::{KEYS, Params};
+use crate::plan::{Plan, label};
+
+/// Mean, extremes, sample standard deviation and count of some values.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Stats {
+    /// Number of values.
+    pub n: usize,
+    /// Mean (NaN when empty).
+    pub mean: f64,
+    /// Minimum.
+    pub min: f64,
+    /// Maximum.
+    pub max: f64,
+    /// Sample standard deviation (0 for one value).
+    pub stddev: f64,
+}
+
+impl Stats {
+    /// Statistics of `xs`.
+    pub fn of(xs: &[f64]) -> Stats {
+        let n = xs.len();
+        if n == 0 {
+            return Stats {
+                n,
+                mean: f64::NAN,
+                min: f64::NAN,
+                max: f64::NAN,
+                stddev: f64::NAN,
+            };
+        }
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = if n > 1 {
+            xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+        } else {
+            0.0
+        };
+        Stats {
+            n,
+            mean,
+            min: xs.iter().copied().fold(f64::INFINITY, f64::min),
+            max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            stddev: var.sqrt(),
+        }
+    }
+}
+
+/// One point's results.
+#[derive(Debug, Clone)]
+pub struct PointSummary {
+    /// The point's label.
+    pub label: String,
+    /// Its settings.
+    pub params: Params,
+    /// Goodput over counted runs, Mbit/s.
+    pub goodput: Stats,
+    /// Runs recorded but not counted (timeouts, failed integrity, errors).
+    pub not_counted: usize,
+    /// Mean TCP retransmissions over counted runs.
+    pub retransmissions: f64,
+}
+
+/// One point of a curve.
+#[derive(Debug, Clone)]
+pub struct CurvePoint {
+    /// X value (already scaled by `x_scale`).
+    pub x: f64,
+    /// The chosen point's goodput statistics.
+    pub goodput: Stats,
+    /// The chosen point's `best_over` values (empty without `best_over`).
+    pub chosen: String,
+}
+
+/// One plotted series.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    /// Series label (values of the varying keys other than x and `best_over`).
+    pub series: String,
+    /// Points sorted by x.
+    pub points: Vec<CurvePoint>,
+}
+
+/// Everything summarised.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Per point, in plan order.
+    pub points: Vec<PointSummary>,
+    /// Per series.
+    pub curves: Vec<Curve>,
+    /// The keys that name a series.
+    pub series_keys: Vec<&'static str>,
+}
+
+fn key_index(k: &str) -> usize {
+    KEYS.iter().position(|x| *x == k).unwrap_or(0)
+}
+
+/// Summarises the rows of `plan`'s points (rows of other settings are ignored).
+pub fn summarize(plan: &Plan, rows: &[Row]) -> Summary {
+    let points: Vec<PointSummary> = plan
+        .points
+        .iter()
+        .map(|pt| {
+            let cells = pt.params.cells();
+            let mine: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.param_cells() == cells.as_slice())
+                .filter(|r| {
+                    r.get("rep")
+                        .parse::<u32>()
+                        .is_ok_and(|k| k < plan.repetitions)
+                })
+                .collect();
+            let counted: Vec<&Row> = mine.iter().copied().filter(|r| r.counted()).collect();
+            let g: Vec<f64> = counted.iter().map(|r| r.num("goodput_mbit")).collect();
+            let rtx: Vec<f64> = counted.iter().map(|r| r.num("retransmissions")).collect();
+            PointSummary {
+                label: pt.label.clone(),
+                params: pt.params.clone(),
+                goodput: Stats::of(&g),
+                not_counted: mine.len() - counted.len(),
+                retransmissions: Stats::of(&rtx).mean,
+            }
+        })
+        .collect();
+    let best_over: Vec<&str> = plan.plot.best_over.iter().map(String::as_str).collect();
+    let series_keys: Vec<&'static str> = plan
+        .varying
+        .iter()
+        .copied()
+        .filter(|k| *k != plan.x && !best_over.contains(k))
+        .collect();
+    let xi = key_index(plan.x);
+    let mut curves: Vec<Curve> = Vec::new();
+    for p in &points {
+        let series = label(&p.params, &series_keys);
+        let x = p.params.cells()[xi].parse::<f64>().unwrap_or(f64::NAN) * plan.plot.x_scale;
+        let cp = CurvePoint {
+            x,
+            goodput: p.goodput,
+            chosen: label(&p.params, &best_over),
+        };
+        let curve = match curves.iter_mut().find(|c| c.series == series) {
+            Some(c) => c,
+            None => {
+                curves.push(Curve {
+                    series,
+                    points: Vec::new(),
+                });
+                curves.last_mut().expect("just pushed")
+            }
+        };
+        match curve.points.iter_mut().find(|q| q.x == x) {
+            Some(q) if better(&cp.goodput, &q.goodput) => *q = cp,
+            Some(_) => {}
+            None => curve.points.push(cp),
+        }
+    }
+    for c in &mut curves {
+        c.points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    }
+    Summary {
+        points,
+        curves,
+        series_keys,
+    }
+}
+
+fn better(a: &Stats, b: &Stats) -> bool {
+    a.n > 0 && (b.n == 0 || a.mean > b.mean)
+}
+
+fn stats_json(s: &Stats) -> Value {
+    let f = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
+    json!({"n": s.n, "mean": f(s.mean), "min": f(s.min), "max": f(s.max), "stddev": f(s.stddev)})
+}
+
+/// The summary as JSON.
+pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
+    let points: Vec<Value> = s
+        .points
+        .iter()
+        .map(|p| {
+            let all = serde_json::to_value(&p.params).unwrap_or(Value::Null);
+            let params: serde_json::Map<String, Value> = plan
+                .varying
+                .iter()
+                .map(|k| (k.to_string(), all[*k].clone()))
+                .collect();
+            json!({
+                "label": p.label,
+                "params": params,
+                "goodput_mbit": stats_json(&p.goodput),
+                "not_counted": p.not_counted,
+                "retransmissions_mean": if p.retransmissions.is_finite() { json!(p.retransmissions) } else { Value::Null },
+            })
+        })
+        .collect();
+    let curves: Vec<Value> = s
+        .curves
+        .iter()
+        .map(|c| {
+            json!({
+                "series": c.series,
+                "points": c.points.iter().map(|p| json!({
+                    "x": p.x,
+                    "goodput_mbit": stats_json(&p.goodput),
+                    "best": p.chosen,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let fixed = serde_json::to_value(&plan.points[0].params).unwrap_or(Value::Null);
+    let fixed: serde_json::Map<String, Value> = KEYS
+        .iter()
+        .filter(|k| !plan.varying.contains(k))
+        .map(|k| (k.to_string(), fixed[*k].clone()))
+        .collect();
+    json!({
+        "name": plan.name,
+        "title": plan.title,
+        "backend": plan.backend.name(),
+        "repetitions": plan.repetitions,
+        "seed": plan.seed,
+        "fixed": fixed,
+        "varying": plan.varying,
+        "x": plan.x,
+        "x_scale": plan.plot.x_scale,
+        "best_over": plan.plot.best_over,
+        "series_keys": s.series_keys,
+        "points": points,
+        "curves": curves,
+    })
+}
+
+/// Writes the summary JSON to `path`.
+pub fn write_summary(plan: &Plan, s: &Summary, path: &Path) -> Result<()> {
+    let text = serde_json::to_string_pretty(&summary_json(plan, s)).unwrap_or_default();
+    std::fs::write(path, text + "\n").map_err(ExperimentError::file(path))
+}
