@@ -3,58 +3,44 @@
 //! the binary (the `dejavu` crate), so no system font library is needed.
 
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
-use plotters::style::FontStyle;
+use tcpnc_plot::plotters::coord::Shift;
+use tcpnc_plot::plotters::prelude::*;
+use tcpnc_plot::{Figure, write_png_and_svg};
 
 use crate::demo::{Plan, Row, VARIANTS, goodput, label};
 use crate::error::{LabError, Result};
 
 const SIZE: (u32, u32) = (960, 600);
-static FONT: Once = Once::new();
 
-fn register_font() {
-    FONT.call_once(|| {
-        // The embedded font is a valid TTF; a failure would only lose the text.
-        let _ = plotters::style::register_font(
-            "sans-serif",
-            FontStyle::Normal,
-            dejavu::sans::regular(),
-        );
-    });
+/// The demo's figure: its plan and measured rows.
+struct DemoFigure<'a> {
+    plan: &'a Plan,
+    rows: &'a [Row],
+}
+
+impl Figure for DemoFigure<'_> {
+    fn size(&self) -> (u32, u32) {
+        SIZE
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw(root, self.plan, self.rows)
+    }
 }
 
 /// Writes `<stem>.png` and `<stem>.svg` in `dir`; returns their paths.
 pub fn write_plots(plan: &Plan, rows: &[Row], dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
-    register_font();
-    let png_path = dir.join(format!("{stem}.png"));
-    let svg_path = dir.join(format!("{stem}.svg"));
-    let plot_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |detail: String| LabError::Plot { path, detail }
-    };
-    let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
-        draw(&root, plan, rows).map_err(plot_err(&png_path))?;
-    }
-    write_png(&png_path, &rgb).map_err(plot_err(&png_path))?;
-    {
-        let root = SVGBackend::new(&svg_path, SIZE).into_drawing_area();
-        draw(&root, plan, rows).map_err(plot_err(&svg_path))?;
-    }
-    Ok(vec![png_path, svg_path])
-}
-
-fn write_png(path: &Path, rgb: &[u8]) -> std::result::Result<(), String> {
-    let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), SIZE.0, SIZE.1);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut w = enc.write_header().map_err(|e| e.to_string())?;
-    w.write_image_data(rgb).map_err(|e| e.to_string())
+    write_png_and_svg(&DemoFigure { plan, rows }, dir, stem).map_err(|e| LabError::Plot {
+        path: e.path,
+        detail: e.detail,
+    })
 }
 
 fn draw<DB: DrawingBackend>(
