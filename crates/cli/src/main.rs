@@ -1,5 +1,7 @@
 //! The `tcpnc` binary: wiring only; every capability lives in a library crate.
 
+use std::process::ExitCode;
+
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
@@ -43,9 +45,37 @@ enum Command {
     Experiment(experiment::ExperimentArgs),
 }
 
-fn main() -> Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One line with the whole chain of causes; never a backtrace for an operator error.
+            eprintln!("tcpnc: error: {}", describe(&error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line. Many library errors already print their source in
+/// their own message, so a cause whose text is already there is not repeated.
+fn describe(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+fn run(command: Command) -> Result<()> {
+    match command {
         Command::Up(args) => up::run(&args),
         Command::Link(args) => link::run(&args),
         Command::Stats(args) => stats::run(&args),
@@ -53,5 +83,28 @@ fn main() -> Result<()> {
         Command::Bench(args) => bench::run(&args),
         Command::Lab(args) => lab::run(args),
         Command::Experiment(args) => experiment::run(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read config x: {source}")]
+    struct ReadError {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn describe_keeps_every_cause_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = anyhow::Error::new(ReadError { source: io }).context("bad config x");
+        assert_eq!(
+            describe(&error),
+            "bad config x: cannot read config x: no such file"
+        );
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(describe(&plain), "outer: inner");
     }
 }
