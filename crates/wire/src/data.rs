@@ -5,8 +5,8 @@
 //! offset          size  field
 //! 0               1     version (1)
 //! 1               1     type (0x01 DATA)
-//! 2               1     flags: 0x80 IPV6, 0x08 FLUSH, 0x04 SEEDED, 0x02 SYSTEMATIC,
-//!                              0x01 REDUNDANT; 0x70 reserved (zero)
+//! 2               1     flags: 0x80 IPV6, 0x20 UNIFORM, 0x10 CONTIGUOUS, 0x08 FLUSH,
+//!                              0x04 SEEDED, 0x02 SYSTEMATIC, 0x01 REDUNDANT; 0x40 reserved (zero)
 //! 3               1     n: packets combined, 1..=255
 //! 4               F     flow identity (F = 12 IPv4, 36 IPv6)
 //! 4+F             4     Pid
@@ -21,13 +21,18 @@
 //! 18+F+4n+C       ...   coded TCP subheader+payload (the rest of the datagram)
 //! ```
 //!
+//! That is the general ([`RangeForm::Gapped`]) range section. With CONTIGUOUS (n ≥ 2, every
+//! gap_i = 0) it is Start_1, len_1..len_n (`2n + 4` bytes); with CONTIGUOUS | UNIFORM (n ≥ 3,
+//! len_1 = … = len_{n−1}) it is Start_1, the shared len, len_n (8 bytes). The sender always uses
+//! the most compact form ([`RangeForm::of`]) and a parser rejects any other (`NonCanonical`), so
+//! each header has exactly one encoding.
+//!
 //! All sequence arithmetic is modulo 2^32.
 
 use crate::bytes::{need, put_u16, put_u32, room, u16_at, u32_at};
 use crate::flow::{FLOW_OFFSET, IPV6_FLAG, ip_version_of};
 use crate::frame::{FrameType, check_preamble, write_preamble};
-use crate::ranges::ranges_len;
-pub use crate::ranges::{Coefficients, SeqRange, SeqRanges};
+pub use crate::ranges::{Coefficients, RangeForm, SeqRange, SeqRanges};
 use crate::{FlowId, IpVersion, PREAMBLE_LEN, Result, WireError};
 
 /// DATA flag bits (byte 2).
@@ -41,8 +46,14 @@ pub mod flags {
     pub const SEEDED: u8 = 0x04;
     /// Part of an end-of-transmission or pseudo-block repair burst (Karafillis et al. §II).
     pub const FLUSH: u8 = 0x08;
+    /// The packet ranges are contiguous (every gap_i = 0) and the gap fields are omitted
+    /// ([`RangeForm::Contiguous`]); only with n ≥ 2.
+    pub const CONTIGUOUS: u8 = 0x10;
+    /// With CONTIGUOUS: packets 1..n−1 also share one length field ([`RangeForm::Uniform`]);
+    /// only with n ≥ 3.
+    pub const UNIFORM: u8 = 0x20;
     /// Reserved; must be zero (frames with any of these set are rejected).
-    pub const RESERVED: u8 = 0x70;
+    pub const RESERVED: u8 = 0x40;
     /// The flow identity is IPv6 (shared with the ACK frame).
     pub const IPV6: u8 = crate::flow::IPV6_FLAG;
 }
@@ -55,10 +66,6 @@ mod field {
     pub const BASE: usize = 4;
     pub const FIRST_INDEX: usize = 8;
     pub const START: usize = 12;
-    pub const LEN_1: usize = 16;
-    /// Start of the (gap, len) pairs of packets 2..n.
-    pub const MORE: usize = 18;
-    pub const ENTRY: usize = crate::ranges::ENTRY;
 }
 
 /// Bytes before the flow identity plus Pid, Base and first_index.
@@ -137,6 +144,31 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
         self.flags() & flags::FLUSH != 0
     }
 
+    /// CONTIGUOUS flag.
+    pub fn contiguous(&self) -> bool {
+        self.flags() & flags::CONTIGUOUS != 0
+    }
+
+    /// UNIFORM flag.
+    pub fn uniform(&self) -> bool {
+        self.flags() & flags::UNIFORM != 0
+    }
+
+    /// The range-section encoding the flags select (UNIFORM without CONTIGUOUS, which parsing
+    /// rejects, counts as [`RangeForm::Gapped`]).
+    pub fn range_form(&self) -> RangeForm {
+        match (self.contiguous(), self.uniform()) {
+            (true, true) => RangeForm::Uniform,
+            (true, false) => RangeForm::Contiguous,
+            (false, _) => RangeForm::Gapped,
+        }
+    }
+
+    /// Length of the range section.
+    fn ranges_len(&self) -> usize {
+        self.range_form().len(self.count().max(1))
+    }
+
     /// IP version of the flow identity.
     pub fn ip_version(&self) -> IpVersion {
         ip_version_of(self.flags())
@@ -154,7 +186,7 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
 
     /// Offset of the coefficient section.
     fn coeff_offset(&self) -> usize {
-        self.after_flow() + field::START + ranges_len(self.count().max(1))
+        self.after_flow() + field::START + self.ranges_len()
     }
 
     /// Header length as described by the flags and `n` (payload starts here).
@@ -192,28 +224,28 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
         (i < self.count()).then(|| u16_at(self.buffer.as_ref(), self.len_offset(i)))
     }
 
-    /// Raw `gap_i = Start_i - End_{i-1} - 1` of packet `i` (0-based), `None` unless `1 <= i < n`.
+    /// Raw `gap_i = Start_i - End_{i-1} - 1` of packet `i` (0-based), `None` unless `1 <= i < n`;
+    /// always 0 in a CONTIGUOUS frame (which has no gap fields).
     pub fn gap_delta(&self, i: usize) -> Option<u16> {
-        (i >= 1 && i < self.count()).then(|| u16_at(self.buffer.as_ref(), self.len_offset(i) - 2))
+        (i >= 1 && i < self.count()).then(|| match self.range_form() {
+            RangeForm::Gapped => u16_at(self.buffer.as_ref(), self.len_offset(i) - 2),
+            RangeForm::Contiguous | RangeForm::Uniform => 0,
+        })
     }
 
     fn len_offset(&self, i: usize) -> usize {
-        let a = self.after_flow();
-        if i == 0 {
-            a + field::LEN_1
-        } else {
-            a + field::MORE + field::ENTRY * (i - 1) + 2
-        }
+        self.after_flow() + field::START + self.range_form().len_at(self.count(), i)
     }
 
     /// The packet ranges, delta-decoded.
     pub fn ranges(&self) -> SeqRanges<'_> {
         let a = self.after_flow() + field::START;
         SeqRanges {
-            bytes: &self.buffer.as_ref()[a..a + ranges_len(self.count().max(1))],
+            bytes: &self.buffer.as_ref()[a..a + self.ranges_len()],
             n: self.count(),
             i: 0,
             prev_end: 0,
+            form: self.range_form(),
         }
     }
 
@@ -282,7 +314,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> DataPacket<T> {
         put_u32(self.buffer.as_mut(), o, v);
     }
 
-    /// Sets the raw `len_i` of packet `i` (0-based).
+    /// Sets the raw `len_i` of packet `i` (0-based). In a UNIFORM frame packets `0..n-1` share
+    /// one field.
     ///
     /// # Panics
     /// If `i >= n` or the buffer is too short.
@@ -292,12 +325,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> DataPacket<T> {
         put_u16(self.buffer.as_mut(), o, v);
     }
 
-    /// Sets the raw `gap_i` of packet `i` (0-based).
+    /// Sets the raw `gap_i` of packet `i` (0-based). A CONTIGUOUS frame has no gap fields: there
+    /// only 0 is accepted (and nothing is written).
     ///
     /// # Panics
-    /// Unless `1 <= i < n`, or if the buffer is too short.
+    /// Unless `1 <= i < n`, if the buffer is too short, or if `v != 0` in a CONTIGUOUS frame.
     pub fn set_gap_delta(&mut self, i: usize, v: u16) {
         assert!(i >= 1 && i < self.count(), "packet index out of range");
+        if self.range_form() != RangeForm::Gapped {
+            assert!(v == 0, "a CONTIGUOUS frame has no gap fields");
+            return;
+        }
         let o = self.len_offset(i) - 2;
         put_u16(self.buffer.as_mut(), o, v);
     }
@@ -400,10 +438,21 @@ impl DataRepr {
             Coefficients::Seeded(_) => f |= flags::SEEDED,
             Coefficients::Systematic => f |= flags::SYSTEMATIC,
         }
+        match RangeForm::of(&self.ranges) {
+            RangeForm::Gapped => {}
+            RangeForm::Contiguous => f |= flags::CONTIGUOUS,
+            RangeForm::Uniform => f |= flags::CONTIGUOUS | flags::UNIFORM,
+        }
         if matches!(self.flow.ip_version(), IpVersion::V6) {
             f |= flags::IPV6;
         }
         f
+    }
+
+    /// The range-section encoding this header emits: always the canonical
+    /// [`RangeForm::of`] its ranges.
+    pub fn range_form(&self) -> RangeForm {
+        RangeForm::of(&self.ranges)
     }
 
     /// Parses and validates the header of a DATA frame (the payload is `packet.payload()`).
@@ -415,6 +464,15 @@ impl DataRepr {
             return Err(WireError::ReservedBits(u16::from(f & flags::RESERVED)));
         }
         let n = packet.count();
+        let form = packet.range_form();
+        let bad_form = match form {
+            RangeForm::Gapped => f & flags::UNIFORM != 0,
+            RangeForm::Contiguous => n < 2,
+            RangeForm::Uniform => n < 3,
+        };
+        if bad_form {
+            return Err(WireError::BadFlags { flags: f, count: n });
+        }
         let coefficients = match (f & flags::SYSTEMATIC != 0, f & flags::SEEDED != 0) {
             (true, true) => return Err(WireError::BadFlags { flags: f, count: n }),
             (true, false) if n != 1 => return Err(WireError::BadFlags { flags: f, count: n }),
@@ -424,6 +482,10 @@ impl DataRepr {
             }
             (false, false) => Coefficients::Explicit(packet.coefficients().to_vec()),
         };
+        let ranges: Vec<SeqRange> = packet.ranges().collect();
+        if RangeForm::of(&ranges) != form {
+            return Err(WireError::NonCanonical);
+        }
         Ok(DataRepr {
             redundant: f & flags::REDUNDANT != 0,
             flush: f & flags::FLUSH != 0,
@@ -431,17 +493,19 @@ impl DataRepr {
             pid: packet.pid(),
             base: packet.base(),
             first_index: packet.first_index(),
-            ranges: packet.ranges().collect(),
+            ranges,
             coefficients,
         })
     }
 
-    /// Header length: the offset of the payload (see [`crate::header_overhead`]).
+    /// Header length: the offset of the payload (see [`crate::data_header_len`]; at most
+    /// [`crate::header_overhead`]).
     pub fn buffer_len(&self) -> usize {
-        crate::header_overhead(
+        crate::data_header_len(
             self.ranges.len(),
             self.coefficients.mode(),
             self.flow.ip_version(),
+            self.range_form(),
         )
     }
 

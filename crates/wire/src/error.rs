@@ -68,6 +68,11 @@ pub enum WireError {
         /// 0-based index of the offending range.
         index: usize,
     },
+    /// A DATA header uses a longer range encoding than the canonical one for its ranges (e.g.
+    /// the gapped form for contiguous ranges, or CONTIGUOUS where UNIFORM applies): every header
+    /// has exactly one encoding.
+    #[error("DATA ranges not in their canonical (most compact) encoding")]
+    NonCanonical,
     /// A field that is only meaningful with a flag is not zero while the flag is clear
     /// (the ACK's `dependent_seq` without DEPENDENT).
     #[error("unused field is not zero")]

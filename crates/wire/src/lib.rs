@@ -38,7 +38,7 @@ mod keepalive;
 mod ranges;
 
 pub use ack::{AckPacket, AckRepr};
-pub use data::{Coefficients, DataPacket, DataRepr, SeqRange, SeqRanges};
+pub use data::{Coefficients, DataPacket, DataRepr, RangeForm, SeqRange, SeqRanges};
 pub use error::{Result, WireError};
 pub use flow::{FlowAddrs, FlowId};
 pub use frame::{BypassRepr, Frame, FrameRepr, FrameType};
@@ -105,7 +105,9 @@ impl CoefficientMode {
 }
 
 /// Bytes a DATA frame adds on top of the coded TCP subheader+payload, preamble included, outer
-/// IP/UDP ([`OUTER_OVERHEAD_IPV4`], [`OUTER_OVERHEAD_IPV6`]) not included.
+/// IP/UDP ([`OUTER_OVERHEAD_IPV4`], [`OUTER_OVERHEAD_IPV6`]) not included: the worst case over
+/// the range encodings (the general, gapped one), which is what an MSS clamp must assume.
+/// [`data_header_len`] gives the length for a known [`RangeForm`].
 ///
 /// This is the DATA header length: `18 + flow + 4n + coefficients`, i.e. `30 + 5n` for IPv4 with
 /// explicit coefficients, `34 + 4n` seeded, `34` systematic (`n` = 1); IPv6 adds 24. Relative to
@@ -114,5 +116,19 @@ impl CoefficientMode {
 /// is treated as 1 (there is no DATA frame without a packet range).
 pub const fn header_overhead(n: usize, coefficients: CoefficientMode, ip: IpVersion) -> usize {
     let n = if n == 0 { 1 } else { n };
-    data::FIXED_LEN + ip.flow_len() + ranges::ranges_len(n) + coefficients.len(n)
+    data_header_len(n, coefficients, ip, RangeForm::Gapped)
+}
+
+/// The DATA header length for `n` packets whose ranges take the encoding `form` (see
+/// [`RangeForm::of`]): `16 + flow + ranges + coefficients`, where the range section is `4n + 2`
+/// (gapped), `2n + 4` (contiguous) or 8 (uniform) bytes. A count of 0 is treated as 1.
+/// [`RangeForm::Gapped`] gives [`header_overhead`], the longest.
+pub const fn data_header_len(
+    n: usize,
+    coefficients: CoefficientMode,
+    ip: IpVersion,
+    form: RangeForm,
+) -> usize {
+    let n = if n == 0 { 1 } else { n };
+    data::FIXED_LEN + ip.flow_len() + form.len(n) + coefficients.len(n)
 }

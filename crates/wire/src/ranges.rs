@@ -7,9 +7,71 @@ use crate::bytes::{u16_at, u32_at};
 /// Bytes per further packet in the range section: gap_i (u16), len_i (u16).
 pub(crate) const ENTRY: usize = 4;
 
-/// Bytes of the range section for `n` ≥ 1 packets: Start_1, len_1, then 4 per further packet.
-pub(crate) const fn ranges_len(n: usize) -> usize {
-    ENTRY * n + 2
+/// How the range section of a DATA header is encoded (selected by the CONTIGUOUS and UNIFORM
+/// flags). [`crate::DataRepr::emit`] always picks [`RangeForm::of`] its ranges, and parsing
+/// rejects any other choice, so every range list has exactly one encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RangeForm {
+    /// No flag: Start_1 (u32), len_1 (u16), then gap_i (u16), len_i (u16) for i = 2..n:
+    /// `4n + 2` bytes.
+    Gapped,
+    /// CONTIGUOUS (n ≥ 2, every gap_i = 0): Start_1 (u32), len_1..len_n (u16 each): `2n + 4`
+    /// bytes.
+    Contiguous,
+    /// CONTIGUOUS | UNIFORM (n ≥ 3, every gap_i = 0, len_1 = … = len_{n−1}): Start_1 (u32), the
+    /// shared len (u16), len_n (u16): 8 bytes.
+    Uniform,
+}
+
+impl RangeForm {
+    /// Bytes of the range section for `n` ≥ 1 packets in this form.
+    pub const fn len(self, n: usize) -> usize {
+        match self {
+            RangeForm::Gapped => ENTRY * n + 2,
+            RangeForm::Contiguous => 2 * n + 4,
+            RangeForm::Uniform => 8,
+        }
+    }
+
+    /// The canonical (most compact) form of `ranges`: [`RangeForm::Uniform`] for n ≥ 3
+    /// contiguous ranges whose first n − 1 have equal length, [`RangeForm::Contiguous`] for other
+    /// n ≥ 2 contiguous ranges, [`RangeForm::Gapped`] otherwise (n ≤ 1 included, where no form
+    /// is shorter). "Contiguous" means `Start_i = End_{i−1} + 1` (mod 2^32) for every i ≥ 2.
+    pub fn of(ranges: &[SeqRange]) -> RangeForm {
+        let n = ranges.len();
+        if n < 2
+            || !ranges
+                .windows(2)
+                .all(|w| w[1].start == w[0].end.wrapping_add(1))
+        {
+            return RangeForm::Gapped;
+        }
+        let len0 = ranges[0].end.wrapping_sub(ranges[0].start);
+        if n >= 3
+            && ranges[..n - 1]
+                .iter()
+                .all(|r| r.end.wrapping_sub(r.start) == len0)
+        {
+            RangeForm::Uniform
+        } else {
+            RangeForm::Contiguous
+        }
+    }
+
+    /// Offset of len_i of packet `i` (0-based) of `n` within the range section.
+    pub(crate) const fn len_at(self, n: usize, i: usize) -> usize {
+        match self {
+            RangeForm::Gapped => 4 + ENTRY * i,
+            RangeForm::Contiguous => 4 + 2 * i,
+            RangeForm::Uniform => {
+                if i + 1 >= n {
+                    6
+                } else {
+                    4
+                }
+            }
+        }
+    }
 }
 
 /// The sequence-number span of one combined packet: first and last byte, inclusive (the paper's
@@ -66,6 +128,7 @@ pub struct SeqRanges<'a> {
     pub(crate) n: usize,
     pub(crate) i: usize,
     pub(crate) prev_end: u32,
+    pub(crate) form: RangeForm,
 }
 
 impl Iterator for SeqRanges<'_> {
@@ -78,10 +141,13 @@ impl Iterator for SeqRanges<'_> {
         let start = if self.i == 0 {
             u32_at(self.bytes, 0)
         } else {
-            let gap = u16_at(self.bytes, 2 + ENTRY * self.i);
+            let gap = match self.form {
+                RangeForm::Gapped => u16_at(self.bytes, 2 + ENTRY * self.i),
+                RangeForm::Contiguous | RangeForm::Uniform => 0,
+            };
             self.prev_end.wrapping_add(1).wrapping_add(u32::from(gap))
         };
-        let len_at = if self.i == 0 { 4 } else { 4 + ENTRY * self.i };
+        let len_at = self.form.len_at(self.n, self.i);
         let end = start.wrapping_add(u32::from(u16_at(self.bytes, len_at)));
         self.prev_end = end;
         self.i += 1;

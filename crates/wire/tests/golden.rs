@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use tcpnc_wire::{
     AckRepr, BypassRepr, CoefficientMode, Coefficients, DataRepr, FlowId, FrameRepr, IpVersion,
-    KeepaliveRepr, SeqRange, header_overhead,
+    KeepaliveRepr, RangeForm, SeqRange, data_header_len, header_overhead,
 };
 
 const DOC: &str = include_str!("../../../docs/wire.md");
@@ -108,7 +108,7 @@ fn syn_packet() -> Vec<u8> {
 /// The field values each golden block documents.
 fn expected(name: &str, syn: &'static [u8]) -> Option<FrameRepr<'static>> {
     Some(match name {
-        "data-v4-explicit" => FrameRepr::Data {
+        "data-v4-uniform" => FrameRepr::Data {
             header: DataRepr {
                 redundant: false,
                 flush: false,
@@ -119,11 +119,28 @@ fn expected(name: &str, syn: &'static [u8]) -> Option<FrameRepr<'static>> {
                 ranges: vec![
                     SeqRange::new(1000, 2459),
                     SeqRange::new(2460, 3919),
-                    SeqRange::new(3920, 5379),
+                    SeqRange::new(3920, 4419),
                 ],
                 coefficients: Coefficients::Explicit(vec![0x1d, 0x02, 0xc3]),
             },
             payload: &[0xde, 0xad, 0xbe, 0xef],
+        },
+        "data-v4-contiguous" => FrameRepr::Data {
+            header: DataRepr {
+                redundant: true,
+                flush: false,
+                flow: flow_v4(),
+                pid: 8,
+                base: 1000,
+                first_index: 3,
+                ranges: vec![
+                    SeqRange::new(1000, 2459),
+                    SeqRange::new(2460, 2995),
+                    SeqRange::new(2996, 4455),
+                ],
+                coefficients: Coefficients::Seeded(0x1234_5678),
+            },
+            payload: &[0x00, 0x11],
         },
         "data-v6-seeded" => FrameRepr::Data {
             header: DataRepr {
@@ -195,7 +212,8 @@ fn expected(name: &str, syn: &'static [u8]) -> Option<FrameRepr<'static>> {
 }
 
 const NAMES: &[&str] = &[
-    "data-v4-explicit",
+    "data-v4-uniform",
+    "data-v4-contiguous",
     "data-v6-seeded",
     "data-v4-systematic",
     "ack-v4",
@@ -248,6 +266,57 @@ fn golden_ack_bitmap_semantics() {
     assert_eq!(b.pid_lost(4_294_967_294), Some(true));
     assert_eq!(b.pid_lost(4_294_967_263), Some(true));
     assert_eq!(b.pid_lost(4_294_967_262), None);
+}
+
+/// The compact-range overhead table of docs/wire.md section 7 matches `data_header_len`, and
+/// every compact form is shorter than the worst case `header_overhead`.
+#[test]
+fn compact_overhead_table_matches() {
+    let rows: Vec<Vec<usize>> = DOC
+        .lines()
+        .skip_while(|l| !l.starts_with("| n (compact) |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.split('|')
+                .skip(1)
+                .take(5)
+                .map(|c| c.trim().parse().unwrap())
+                .collect()
+        })
+        .collect();
+    let ns: Vec<usize> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(ns, [3, 4, 8, 16, 32, 64]);
+    let len = |n, mode, form| data_header_len(n, mode, IpVersion::V4, form);
+    for r in rows {
+        let n = r[0];
+        assert_eq!(
+            r[1],
+            len(n, CoefficientMode::Explicit, RangeForm::Contiguous)
+        );
+        assert_eq!(r[2], len(n, CoefficientMode::Seeded, RangeForm::Contiguous));
+        assert_eq!(r[3], len(n, CoefficientMode::Explicit, RangeForm::Uniform));
+        assert_eq!(r[4], len(n, CoefficientMode::Seeded, RangeForm::Uniform));
+    }
+    for n in 1..=255 {
+        for mode in [CoefficientMode::Explicit, CoefficientMode::Seeded] {
+            for ip in [IpVersion::V4, IpVersion::V6] {
+                let worst = header_overhead(n, mode, ip);
+                // CONTIGUOUS needs n >= 2, UNIFORM n >= 3.
+                let forms = [
+                    (RangeForm::Gapped, 1),
+                    (RangeForm::Contiguous, 2),
+                    (RangeForm::Uniform, 3),
+                ];
+                for (form, min_n) in forms {
+                    if n >= min_n {
+                        assert!(data_header_len(n, mode, ip, form) <= worst);
+                    }
+                }
+                assert_eq!(data_header_len(n, mode, ip, RangeForm::Gapped), worst);
+            }
+        }
+    }
 }
 
 /// The overhead table of docs/wire.md section 7 matches `header_overhead`.

@@ -6,8 +6,65 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use tcpnc_wire::fuzzing::parse_any;
 use tcpnc_wire::{
     AckPacket, AckRepr, BypassRepr, Coefficients, DataPacket, DataRepr, FlowId, FrameRepr,
-    KeepaliveRepr, SeqRange, WireError,
+    KeepaliveRepr, RangeForm, SeqRange, WireError, data_header_len, flags, header_overhead,
 };
+
+/// Encodes `h` with its ranges in `form` (canonical or not) through the view's setters; `None`
+/// if the ranges cannot be written in that form at all (gaps, or unequal lengths for UNIFORM).
+fn emit_in_form(h: &DataRepr, form: RangeForm, payload: &[u8]) -> Option<Vec<u8>> {
+    let n = h.ranges.len();
+    let gaps_zero = h
+        .ranges
+        .windows(2)
+        .all(|w| w[1].start == w[0].end.wrapping_add(1));
+    let lens: Vec<u16> = h
+        .ranges
+        .iter()
+        .map(|r| r.end.wrapping_sub(r.start) as u16)
+        .collect();
+    let ok = match form {
+        RangeForm::Gapped => true,
+        RangeForm::Contiguous => gaps_zero,
+        RangeForm::Uniform => gaps_zero && lens[..n - 1].iter().all(|&l| l == lens[0]),
+    };
+    if !ok {
+        return None;
+    }
+    let len = data_header_len(n, h.coefficients.mode(), h.flow.ip_version(), form);
+    let mut buf = vec![0u8; len + payload.len()];
+    buf[0] = 1;
+    buf[1] = 1;
+    let mut p = DataPacket::new_unchecked(&mut buf[..]);
+    let form_flags = match form {
+        RangeForm::Gapped => 0,
+        RangeForm::Contiguous => flags::data::CONTIGUOUS,
+        RangeForm::Uniform => flags::data::CONTIGUOUS | flags::data::UNIFORM,
+    };
+    p.set_flags((h.flags_byte() & !(flags::data::CONTIGUOUS | flags::data::UNIFORM)) | form_flags);
+    p.set_count(n as u8);
+    p.set_flow(&h.flow);
+    p.set_pid(h.pid);
+    p.set_base(h.base);
+    p.set_first_index(h.first_index);
+    p.set_start(h.ranges[0].start);
+    for (i, &len) in lens.iter().enumerate() {
+        if i >= 1 {
+            let gap = h.ranges[i]
+                .start
+                .wrapping_sub(h.ranges[i - 1].end)
+                .wrapping_sub(1);
+            p.set_gap_delta(i, gap as u16);
+        }
+        p.set_len_delta(i, len);
+    }
+    match &h.coefficients {
+        Coefficients::Explicit(c) => p.coefficients_mut().copy_from_slice(c),
+        Coefficients::Seeded(seed) => p.set_seed(*seed),
+        Coefficients::Systematic => {}
+    }
+    p.payload_mut().copy_from_slice(payload);
+    Some(buf)
+}
 
 fn flow() -> impl Strategy<Value = FlowId> {
     prop_oneof![
@@ -38,11 +95,35 @@ fn flow() -> impl Strategy<Value = FlowId> {
     ]
 }
 
-/// Valid ranges: Start_1 anywhere, then any 16-bit gaps and lengths (wrapping freely).
+/// Valid ranges: Start_1 anywhere, then 16-bit gaps and lengths (wrapping freely): arbitrary
+/// ones (the gapped form), all gaps 0 (contiguous), all gaps 0 and equal lengths but maybe the
+/// last (uniform), and uniform but for one gap or length (gapped or contiguous after all).
 fn ranges(n: usize) -> impl Strategy<Value = Vec<SeqRange>> {
+    let arbitrary = prop::collection::vec((any::<u16>(), any::<u16>()), n).boxed();
+    let contiguous = prop::collection::vec(any::<u16>(), n)
+        .prop_map(|lens| lens.into_iter().map(|l| (0, l)).collect())
+        .boxed();
+    let uniform = (any::<u16>(), any::<u16>())
+        .prop_map(move |(len, last)| {
+            let mut d = vec![(0u16, len); n];
+            d[n - 1].1 = last;
+            d
+        })
+        .boxed();
+    let almost = (any::<u16>(), 0..n, any::<bool>(), 1u16..=u16::MAX)
+        .prop_map(move |(len, at, gap, delta)| {
+            let mut d = vec![(0u16, len); n];
+            if gap {
+                d[at].0 = delta;
+            } else {
+                d[at].1 = len.wrapping_add(delta);
+            }
+            d
+        })
+        .boxed();
     (
         any::<u32>(),
-        prop::collection::vec((any::<u16>(), any::<u16>()), n),
+        prop_oneof![arbitrary, contiguous, uniform, almost],
     )
         .prop_map(|(start, deltas)| {
             let mut out: Vec<SeqRange> = Vec::with_capacity(deltas.len());
@@ -164,6 +245,26 @@ proptest! {
         prop_assert_eq!(FrameRepr::parse(&bytes).unwrap(), repr);
         let view = DataPacket::new_checked(&bytes[..]).unwrap();
         prop_assert_eq!(DataRepr::parse(&view).unwrap(), header.clone());
+        // The emitted range form is the canonical one, and the header length is its length.
+        let form = RangeForm::of(&header.ranges);
+        prop_assert_eq!(view.range_form(), form);
+        prop_assert_eq!(header.range_form(), form);
+        prop_assert_eq!(
+            view.header_len(),
+            data_header_len(header.ranges.len(), header.coefficients.mode(), header.flow.ip_version(), form)
+        );
+        prop_assert!(view.header_len() <= header_overhead(header.ranges.len(), header.coefficients.mode(), header.flow.ip_version()));
+        let gaps_zero = header.ranges.windows(2).all(|w| w[1].start == w[0].end.wrapping_add(1));
+        let n = header.ranges.len();
+        prop_assert_eq!(form != RangeForm::Gapped, n >= 2 && gaps_zero);
+        for i in 0..n {
+            let r = header.ranges[i];
+            prop_assert_eq!(view.len_delta(i), Some(r.end.wrapping_sub(r.start) as u16));
+            if i >= 1 {
+                let gap = r.start.wrapping_sub(header.ranges[i - 1].end).wrapping_sub(1) as u16;
+                prop_assert_eq!(view.gap_delta(i), Some(gap));
+            }
+        }
         prop_assert_eq!(view.payload(), &payload[..]);
         prop_assert_eq!(view.seed(), match header.coefficients {
             Coefficients::Seeded(s) => Some(s),
@@ -243,6 +344,29 @@ proptest! {
         parse_any(&data);
         data.extend_from_slice(&extra);
         parse_any(&data);
+    }
+
+    /// Every encoding of a header's ranges other than the canonical one is rejected (so a parsed
+    /// frame always re-emits to the same bytes); the canonical one is what `emit` writes.
+    #[test]
+    fn only_the_canonical_range_form_parses(header in data_repr(), payload in prop::collection::vec(any::<u8>(), 0..8)) {
+        let n = header.ranges.len();
+        let canonical = RangeForm::of(&header.ranges);
+        let emitted = FrameRepr::Data { header: header.clone(), payload: &payload }.to_vec().unwrap();
+        for form in [RangeForm::Gapped, RangeForm::Contiguous, RangeForm::Uniform] {
+            let Some(bytes) = emit_in_form(&header, form, &payload) else { continue };
+            let parsed = FrameRepr::parse(&bytes);
+            if form == canonical {
+                prop_assert_eq!(&bytes, &emitted);
+                prop_assert!(parsed.is_ok());
+            } else if (form == RangeForm::Contiguous && n < 2) || (form == RangeForm::Uniform && n < 3) {
+                let bad_flags = matches!(parsed, Err(WireError::BadFlags { .. }));
+                prop_assert!(bad_flags, "{:?} n = {}: {:?}", form, n, parsed);
+            } else {
+                prop_assert_eq!(parsed, Err(WireError::NonCanonical));
+            }
+            parse_any(&bytes);
+        }
     }
 
     /// Any DataRepr (valid or not) either emits and parses back, or is refused; no panic.
@@ -370,8 +494,24 @@ fn specific_rejections() {
         FrameRepr::parse(&d),
         Err(WireError::BadFlags { .. })
     ));
-    d = data;
+    d = data.clone();
     d[3] = 2;
+    assert!(matches!(
+        FrameRepr::parse(&d),
+        Err(WireError::BadFlags { .. })
+    ));
+    // Reserved DATA bit; UNIFORM without CONTIGUOUS; CONTIGUOUS with n = 1.
+    d = data.clone();
+    d[2] |= 0x40;
+    assert_eq!(FrameRepr::parse(&d), Err(WireError::ReservedBits(0x40)));
+    d = data.clone();
+    d[2] |= flags::data::UNIFORM;
+    assert!(matches!(
+        FrameRepr::parse(&d),
+        Err(WireError::BadFlags { .. })
+    ));
+    d = data;
+    d[2] = flags::data::CONTIGUOUS;
     assert!(matches!(
         FrameRepr::parse(&d),
         Err(WireError::BadFlags { .. })
