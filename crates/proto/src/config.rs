@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use tcpnc_wire::{CoefficientMode, IpVersion};
+use tcpnc_wire::{CoefficientMode, IpVersion, RangeForm};
 
 use crate::ack_policy::AckPolicy;
 use crate::hooks::{AckHoldPolicy, RepairPolicy, WindowPolicy};
@@ -220,11 +220,23 @@ impl EngineConfig {
     /// The MSS the SYN rewrite clamps to for a flow of IP version `ip`: the tunnel MTU minus the
     /// DATA header at n = W (the largest one, §III-B) minus the TCP subheader
     /// ([`SUBHEADER_LEN_ASSUMED`]). May be negative for an invalid configuration.
+    ///
+    /// The header is sized for the CONTIGUOUS range form, not the gapped one: the coding buffer
+    /// keeps its packets contiguous in sequence space (its no-gap rule, `docs/tcp-handling.md`),
+    /// so every combination the sender emits encodes its ranges at most that long (for n = 1
+    /// both forms are 6 bytes). This turns the shorter header into payload (14 bytes at W = 8).
     pub fn mss_clamp(&self, ip: IpVersion) -> i64 {
-        let header =
-            tcpnc_wire::header_overhead(self.coding_window, self.coefficients.wire_mode(), ip).max(
-                tcpnc_wire::header_overhead(1, CoefficientMode::Systematic, ip),
-            );
+        let header = tcpnc_wire::data_header_len(
+            self.coding_window,
+            self.coefficients.wire_mode(),
+            ip,
+            RangeForm::Contiguous,
+        )
+        .max(tcpnc_wire::header_overhead(
+            1,
+            CoefficientMode::Systematic,
+            ip,
+        ));
         self.tunnel_mtu as i64 - header as i64 - SUBHEADER_LEN_ASSUMED as i64
     }
 }
@@ -273,8 +285,9 @@ mod tests {
             tunnel_mtu: 1400,
             ..EngineConfig::default()
         };
-        // IPv4 explicit: 30 + 5n = 50 bytes of DATA header, 16 bytes of subheader.
-        assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 50 - 16);
-        assert_eq!(c.mss_clamp(IpVersion::V6), 1400 - 74 - 16);
+        // IPv4 explicit, contiguous ranges: 16 + 12 (flow) + (2n + 4) + n = 44 bytes of DATA
+        // header at n = 4, 16 bytes of subheader; IPv6 flows are 24 bytes longer.
+        assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 44 - 16);
+        assert_eq!(c.mss_clamp(IpVersion::V6), 1400 - 68 - 16);
     }
 }

@@ -62,6 +62,9 @@ fn nc_beats_plain_by_a_wide_margin_at_ten_percent_loss() {
         assert!(nc.client_box["redundant_sent"] > 0);
         assert!(nc.server_box["innovative_received"] > 0);
         assert_eq!(nc.server_box["decode_errors"], 0);
+        // The MSS clamp keeps every coded datagram within the tunnel MTU.
+        assert_eq!(nc.client_box["oversize_datagrams"], 0);
+        assert_eq!(nc.server_box["oversize_datagrams"], 0);
     }
 }
 
