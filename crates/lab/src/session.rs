@@ -22,8 +22,10 @@ pub const TUN_CLI: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 1);
 pub const TUN_SRV: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 2);
 /// TUN device name in both host namespaces.
 pub const TUN_DEV: &str = "nc0";
-/// TUN MTU.
-pub const TUN_MTU: u16 = 1400;
+/// TUN MTU: the path's 1500 B less the outer IPv4/UDP header (28 B) and the BYPASS preamble
+/// (2 B), so that an uncoded packet (plain mode, SYN, non-TCP) still fits one datagram. In nc
+/// mode the gateways' MSS clamp (the NC header at n = W) lowers TCP's MSS further.
+pub const TUN_MTU: u16 = 1470;
 /// UDP port of both gateways.
 pub const GATEWAY_PORT: u16 = 51820;
 /// UDP port of the relay's A (client-facing) socket.
