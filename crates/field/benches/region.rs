@@ -4,25 +4,16 @@
 //! Throughput is bytes of `dst` per call for `memcpy`, `mul_add` and `mul_region`, and bytes of
 //! *source* consumed (16 × 1500) for `dot16`. Tiers this CPU lacks are listed as skipped.
 
+mod common;
+
 use std::hint::black_box;
 
+use common::bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tcpnc_field::region::{Tier, with_tier};
 
 const LEN: usize = 1500;
 const SOURCES: usize = 16;
-
-fn bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8
-        })
-        .collect()
-}
 
 fn region(c: &mut Criterion) {
     let tiers: Vec<_> = Tier::ALL

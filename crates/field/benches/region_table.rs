@@ -7,26 +7,17 @@
 //! GB/s are 10^9 bytes per second: `dst` bytes for memcpy / mul_add / mul_region, source bytes
 //! (W × 1500) for dot.
 
+mod common;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use common::bytes;
 use tcpnc_field::region::{Kernels, Tier, with_tier};
 
 const LEN: usize = 1500;
 const BATCH: u32 = 200;
 const BATCHES: u32 = 300;
-
-fn bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8
-        })
-        .collect()
-}
 
 /// Best per-call time over `BATCHES` batches of `BATCH` calls.
 fn best(mut f: impl FnMut()) -> Duration {

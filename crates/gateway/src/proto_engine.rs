@@ -4,8 +4,7 @@
 use std::time::Duration;
 
 use tcpnc_proto::{
-    CodingScheme, CoefficientTransport, Engine, EngineConfig, EngineStats, FlowStats,
-    RedundancyPolicy,
+    CodingScheme, CoefficientTransport, Engine, EngineConfig, EngineStats, RedundancyPolicy,
 };
 
 use crate::config::{Coefficients, Config, Mode, Scheme};
@@ -47,36 +46,20 @@ pub fn build(config: &Config, index: usize) -> Result<Box<dyn PeerEngine>, Gatew
     Ok(Box::new(engine))
 }
 
-macro_rules! json_fields {
-    ($s:expr; $($f:ident),* $(,)?) => {{
-        let mut m = serde_json::Map::new();
-        $( m.insert(stringify!($f).to_string(), serde_json::json!($s.$f)); )*
-        m
-    }};
-}
-
-fn flow_json(f: &FlowStats) -> serde_json::Map<String, serde_json::Value> {
-    json_fields!(f; segments_from_local, packets_buffered, coding_buffer_drops, data_sent,
-        redundant_sent, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
-        coding_buffer_len, loss_rate_estimate_ppm, data_received, innovative, non_innovative,
-        acks_sent, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)
+fn counters_json(counters: Vec<(&'static str, u64)>) -> serde_json::Map<String, serde_json::Value> {
+    counters
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value.into()))
+        .collect()
 }
 
 /// [`EngineStats`] as JSON: totals plus one entry per live flow.
 pub fn stats_json(s: &EngineStats) -> serde_json::Value {
-    let totals = json_fields!(s; local_packets, local_malformed, local_bypassed, local_coded,
-        pure_acks_suppressed, pure_acks_forwarded, syn_rewritten, datagrams_received,
-        datagrams_malformed, data_received, decode_errors, acks_received, acks_unknown_flow,
-        bypass_received, keepalive_replies, keepalive_replies_received, datagrams_sent,
-        data_sent, acks_sent, bypass_sent, oversize_datagrams, local_sent,
-        tcp_acks_synthesized, dup_acks_synthesized, segments_delivered, redeliveries,
-        redeliveries_abandoned, rebuild_errors, coding_buffer_drops, decoding_buffer_drops,
-        transmit_queue_drops, local_queue_drops, event_queue_drops, flow_table_full,
-        receiver_resets, flows_opened, flows_closed, flows_expired, flows_active);
+    let totals = counters_json(s.counters());
     let flows: Vec<serde_json::Value> = s
         .flows
         .iter()
-        .map(|(id, f)| serde_json::json!({ "flow": format!("{id:?}"), "counters": flow_json(f) }))
+        .map(|(id, f)| serde_json::json!({ "flow": format!("{id:?}"), "counters": counters_json(f.counters()) }))
         .collect();
     serde_json::json!({ "engine": "tcpnc-proto", "totals": totals, "flows": flows })
 }

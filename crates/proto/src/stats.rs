@@ -133,3 +133,37 @@ pub struct EngineStats {
     /// Snapshot of every live flow, keyed by its local → remote identity.
     pub flows: BTreeMap<FlowId, FlowStats>,
 }
+
+/// `vec![("field", value as u64), ...]` for the named fields of a stats struct.
+macro_rules! named_counters {
+    ($s:expr; $($f:ident),* $(,)?) => {
+        vec![$((stringify!($f), $s.$f as u64)),*]
+    };
+}
+
+impl FlowStats {
+    /// Every counter with its field name, in declaration order: the one list that reports
+    /// (gateway stats file, simulator) are built from, so they cannot drift from the struct.
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
+            data_sent, redundant_sent, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
+            coding_buffer_len, loss_rate_estimate_ppm, data_received, innovative, non_innovative,
+            acks_sent, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)
+    }
+}
+
+impl EngineStats {
+    /// Every engine-wide counter with its field name, in declaration order (the per-flow
+    /// snapshots are in [`EngineStats::flows`]).
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        named_counters!(self; local_packets, local_malformed, local_bypassed, local_coded,
+            pure_acks_suppressed, pure_acks_forwarded, syn_rewritten, datagrams_received,
+            datagrams_malformed, data_received, decode_errors, acks_received, acks_unknown_flow,
+            bypass_received, keepalive_replies, keepalive_replies_received, datagrams_sent,
+            data_sent, acks_sent, bypass_sent, oversize_datagrams, local_sent,
+            tcp_acks_synthesized, dup_acks_synthesized, segments_delivered, redeliveries,
+            redeliveries_abandoned, rebuild_errors, coding_buffer_drops, decoding_buffer_drops,
+            transmit_queue_drops, local_queue_drops, event_queue_drops, flow_table_full,
+            receiver_resets, flows_opened, flows_closed, flows_expired, flows_active)
+    }
+}

@@ -72,35 +72,12 @@ impl PathBox for NcBox {
 
     fn counters(&self) -> BTreeMap<String, u64> {
         let s = self.engine.stats();
-        let pairs = [
-            ("local_packets", s.local_packets),
-            ("local_coded", s.local_coded),
-            ("local_bypassed", s.local_bypassed),
-            ("pure_acks_suppressed", s.pure_acks_suppressed),
-            ("pure_acks_forwarded", s.pure_acks_forwarded),
-            ("syn_rewritten", s.syn_rewritten),
-            ("datagrams_received", s.datagrams_received),
-            ("datagrams_malformed", s.datagrams_malformed),
-            ("data_received", s.data_received),
-            ("decode_errors", s.decode_errors),
-            ("acks_received", s.acks_received),
-            ("datagrams_sent", s.datagrams_sent),
-            ("data_sent", s.data_sent),
-            ("acks_sent", s.acks_sent),
-            ("bypass_sent", s.bypass_sent),
-            ("oversize_datagrams", s.oversize_datagrams),
-            ("tcp_acks_synthesized", s.tcp_acks_synthesized),
-            ("dup_acks_synthesized", s.dup_acks_synthesized),
-            ("segments_delivered", s.segments_delivered),
-            ("redeliveries", s.redeliveries),
-            ("coding_buffer_drops", s.coding_buffer_drops),
-            ("decoding_buffer_drops", s.decoding_buffer_drops),
-            ("transmit_queue_drops", s.transmit_queue_drops),
-            ("local_queue_drops", s.local_queue_drops),
-            ("runt_datagrams", self.runts),
-        ];
-        let mut map: BTreeMap<String, u64> =
-            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let mut map: BTreeMap<String, u64> = s
+            .counters()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        map.insert("runt_datagrams".into(), self.runts);
         let flows = s.flows.values();
         let (mut redundant, mut innovative, mut non_innovative) = (0, 0, 0);
         for f in flows {

@@ -268,13 +268,11 @@ fn golden_ack_bitmap_semantics() {
     assert_eq!(b.pid_lost(4_294_967_262), None);
 }
 
-/// The compact-range overhead table of docs/wire.md section 7 matches `data_header_len`, and
-/// every compact form is shorter than the worst case `header_overhead`.
-#[test]
-fn compact_overhead_table_matches() {
-    let rows: Vec<Vec<usize>> = DOC
-        .lines()
-        .skip_while(|l| !l.starts_with("| n (compact) |"))
+/// The first five numeric columns of the docs/wire.md table whose header row starts with
+/// `header`.
+fn doc_table(header: &str) -> Vec<Vec<usize>> {
+    DOC.lines()
+        .skip_while(|l| !l.starts_with(header))
         .skip(2)
         .take_while(|l| l.starts_with('|'))
         .map(|l| {
@@ -284,7 +282,14 @@ fn compact_overhead_table_matches() {
                 .map(|c| c.trim().parse().unwrap())
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+/// The compact-range overhead table of docs/wire.md section 7 matches `data_header_len`, and
+/// every compact form is shorter than the worst case `header_overhead`.
+#[test]
+fn compact_overhead_table_matches() {
+    let rows = doc_table("| n (compact) |");
     let ns: Vec<usize> = rows.iter().map(|r| r[0]).collect();
     assert_eq!(ns, [3, 4, 8, 16, 32, 64]);
     let len = |n, mode, form| data_header_len(n, mode, IpVersion::V4, form);
@@ -322,19 +327,7 @@ fn compact_overhead_table_matches() {
 /// The overhead table of docs/wire.md section 7 matches `header_overhead`.
 #[test]
 fn overhead_table_matches() {
-    let rows: Vec<Vec<usize>> = DOC
-        .lines()
-        .skip_while(|l| !l.starts_with("| W = n |"))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            l.split('|')
-                .skip(1)
-                .take(5)
-                .map(|c| c.trim().parse().unwrap())
-                .collect()
-        })
-        .collect();
+    let rows = doc_table("| W = n |");
     let ws: Vec<usize> = rows.iter().map(|r| r[0]).collect();
     assert_eq!(ws, [1, 2, 3, 4, 8, 16, 32, 64]);
     for r in rows {
