@@ -89,7 +89,7 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 16)]
     pub window: usize,
     /// Redundancy factor R: coded packets sent per TCP segment on average (nc mode; §II-B).
-    /// Default: about 1/(1 − loss) plus a margin, see `default_redundancy`.
+    /// Default: 1/(1 − loss) + 0.03 + 0.3·loss, or 1 without loss.
     #[arg(long)]
     pub redundancy: Option<f64>,
     /// Coding scheme (nc mode).
