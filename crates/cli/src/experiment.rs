@@ -201,6 +201,7 @@ impl Backend for LabBackend {
                 }
                 .into(),
             ),
+            repair: None,
         };
         let cc = match p.cc {
             Cc::Reno => "reno",

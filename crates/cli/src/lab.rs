@@ -126,12 +126,25 @@ pub struct CodingArgs {
     /// Coding window W (packets).
     #[arg(long, default_value_t = tcpnc_lab::settings::DEFAULT_WINDOW)]
     pub window: u16,
-    /// Redundancy R (default: 1/(1-loss) + 0.04).
+    /// Redundancy R (default: 1/(1-loss) + 0.4*loss, rounded to 0.01: 1.0 without loss, 1.15 at 10 %).
     #[arg(long)]
     pub redundancy: Option<f64>,
     /// Coding scheme (default: the gateway's).
     #[arg(long, value_enum)]
     pub scheme: Option<Scheme>,
+    /// Repair beyond R (default: the gateway's, deficit).
+    #[arg(long, value_enum)]
+    pub repair: Option<Repair>,
+}
+
+/// Repair beyond the redundancy R.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Repair {
+    /// Whole-buffer combinations for the missing DoFs the receiver reports (N_lp) beyond what
+    /// is in flight; one congestion signal per loss episode (docs/engine.md).
+    Deficit,
+    /// Redundancy R only (the paper's scheme).
+    Off,
 }
 
 /// Coding scheme of the nc gateways.
@@ -152,6 +165,13 @@ impl CodingArgs {
                 match s {
                     Scheme::Systematic => "systematic",
                     Scheme::Dense => "dense",
+                }
+                .to_string()
+            }),
+            repair: self.repair.map(|r| {
+                match r {
+                    Repair::Deficit => "deficit",
+                    Repair::Off => "off",
                 }
                 .to_string()
             }),

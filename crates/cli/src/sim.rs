@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use serde_json::{Value, json};
-use tcpnc_proto::{CodingScheme, EngineConfig, RedundancyPolicy};
+use tcpnc_proto::{CodingScheme, EngineConfig, RedundancyPolicy, RepairPolicy};
 use tcpnc_sim::nc_box::NcBox;
 use tcpnc_sim::tcpnc_link::{LinkStats, LossModel, LossPosition, QueueLimit};
 use tcpnc_sim::{CongestionControl, SimConfig, SimReport};
@@ -95,9 +95,22 @@ pub struct SimArgs {
     /// Coding scheme (nc mode).
     #[arg(long, value_enum, default_value_t = Scheme::Dense)]
     pub scheme: Scheme,
+    /// Repair beyond R (nc mode): deficit (whole-buffer combinations for the missing DoFs the
+    /// receiver reports) or off (the paper's redundancy only).
+    #[arg(long, value_enum, default_value_t = Repair::Deficit)]
+    pub repair: Repair,
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Repair beyond the redundancy R.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Repair {
+    /// Deficit repair (docs/engine.md).
+    Deficit,
+    /// Redundancy only.
+    Off,
 }
 
 /// Coding scheme of the engines.
@@ -134,6 +147,10 @@ pub fn engine_config(args: &SimArgs) -> EngineConfig {
         scheme: match args.scheme {
             Scheme::Dense => CodingScheme::Dense,
             Scheme::Systematic => CodingScheme::Systematic,
+        },
+        repair: match args.repair {
+            Repair::Deficit => RepairPolicy::Deficit,
+            Repair::Off => RepairPolicy::Off,
         },
         tunnel_mtu: args.mtu.saturating_sub(tcpnc_sim::nc_box::OUTER_HEADER_LEN),
         ..EngineConfig::default()
@@ -237,6 +254,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
             "window": args.window,
             "redundancy": args.redundancy.unwrap_or_else(|| default_redundancy(args.loss)),
             "scheme": format!("{:?}", args.scheme).to_lowercase(),
+            "repair": format!("{:?}", args.repair).to_lowercase(),
         });
         println!("{v}");
     } else {

@@ -133,6 +133,8 @@ pub struct RawCoding {
     pub seed: Option<u64>,
     /// `"explicit"` (one byte per combined packet) or `"seeded"` (a seed in the header).
     pub coefficients: Option<String>,
+    /// `"deficit"` (repairs driven by the receiver's N_lp) or `"off"`.
+    pub repair: Option<String>,
 }
 
 /// `[[peer]]` as written.
@@ -179,6 +181,17 @@ pub enum Coefficients {
     Seeded,
 }
 
+/// Repair beyond the redundancy R.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Repair {
+    /// Deficit repair (`docs/engine.md`): whole-buffer combinations for the missing DoFs the
+    /// receiver reports and the flight will not cover.
+    Deficit,
+    /// Redundancy R only (the paper's scheme).
+    Off,
+}
+
 /// A validated `[interface]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Interface {
@@ -213,6 +226,8 @@ pub struct Coding {
     pub scheme: Scheme,
     /// Explicit or seeded coefficients.
     pub coefficients: Coefficients,
+    /// Deficit repair or none.
+    pub repair: Repair,
     /// Coding buffer limit (packets).
     pub buffer_packets: usize,
     /// Coding buffer limit (bytes).
@@ -465,6 +480,16 @@ impl RawCoding {
                 ));
             }
         };
+        let repair = match self.repair.as_deref().unwrap_or("deficit") {
+            "deficit" => Repair::Deficit,
+            "off" => Repair::Off,
+            other => {
+                return Err(ConfigError::invalid(
+                    "coding.repair",
+                    format!("'{other}' is not one of \"deficit\", \"off\""),
+                ));
+            }
+        };
         let window = self.window.unwrap_or(16);
         if !(1..=MAX_WINDOW).contains(&window) {
             return Err(ConfigError::invalid(
@@ -526,6 +551,7 @@ impl RawCoding {
             redundancy,
             scheme,
             coefficients,
+            repair,
             buffer_packets,
             buffer_bytes,
             seed: self.seed.unwrap_or(0x7c9_2c0de),

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use tcpnc_proto::{
     CodingScheme, CoefficientTransport, Engine, EngineConfig, EngineStats, RedundancyPolicy,
+    RepairPolicy,
 };
 
-use crate::config::{Coefficients, Config, Mode, Scheme};
+use crate::config::{Coefficients, Config, Mode, Repair, Scheme};
 use crate::engine::PeerEngine;
 use crate::error::GatewayError;
 
@@ -25,6 +26,10 @@ pub fn engine_config(config: &Config) -> EngineConfig {
         coefficients: match c.coefficients {
             Coefficients::Explicit => CoefficientTransport::Explicit,
             Coefficients::Seeded => CoefficientTransport::Seeded,
+        },
+        repair: match c.repair {
+            Repair::Deficit => RepairPolicy::Deficit,
+            Repair::Off => RepairPolicy::Off,
         },
         tunnel_mtu: config.tunnel_payload(),
         ..EngineConfig::default()

@@ -1,6 +1,6 @@
 //! Config parsing and every validation error.
 
-use tcpnc_gateway::config::{Coefficients, Config, ConfigError, Mode, Scheme};
+use tcpnc_gateway::config::{Coefficients, Config, ConfigError, Mode, Repair, Scheme};
 
 /// The example from docs/gateway.md.
 const EXAMPLE: &str = r#"
@@ -18,6 +18,7 @@ window = 16
 redundancy = 1.25
 scheme = "systematic"
 coefficients = "explicit"
+repair = "off"
 buffer_packets = 256
 buffer_bytes = 1048576
 seed = 7
@@ -58,6 +59,7 @@ fn example_parses() {
     assert_eq!(c.coding.redundancy, 1.25);
     assert_eq!(c.coding.scheme, Scheme::Systematic);
     assert_eq!(c.coding.coefficients, Coefficients::Explicit);
+    assert_eq!(c.coding.repair, Repair::Off);
     assert_eq!(c.coding.seed, 7);
     assert_eq!(c.peers.len(), 1);
     assert_eq!(c.peers[0].name, "right");
@@ -83,6 +85,7 @@ fn defaults() {
     assert_eq!(c.interface.mtu, 1400);
     assert_eq!(c.interface.stats_file.to_str(), Some("/run/tcpnc/t0.json"));
     assert_eq!(c.coding.mode, Mode::Nc);
+    assert_eq!(c.coding.repair, Repair::Deficit);
     assert_eq!(c.peers[0].name, "peer0");
     assert_eq!(c.peers[0].keepalive_secs, 0);
 }
@@ -192,6 +195,11 @@ fn every_validation_error_names_key_and_reason() {
                 r#"coefficients = "implicit""#,
             ),
             "coding.coefficients",
+            "not one of",
+        ),
+        (
+            replaced(r#"repair = "off""#, r#"repair = "always""#),
+            "coding.repair",
             "not one of",
         ),
         (

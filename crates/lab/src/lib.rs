@@ -19,6 +19,7 @@ pub mod http;
 pub mod iperf;
 pub mod measure;
 pub mod netns;
+pub mod netstat;
 pub mod plot;
 pub mod progress;
 pub mod session;

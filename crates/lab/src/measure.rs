@@ -62,6 +62,7 @@ pub fn settings_json(
         v["window"] = coding.window.into();
         v["redundancy"] = coding.redundancy_for(path.loss).into();
         v["scheme"] = coding.scheme.clone().into();
+        v["repair"] = coding.repair.clone().into();
     }
     v
 }

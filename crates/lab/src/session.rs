@@ -332,6 +332,9 @@ pub fn gateway_config(
                 coding.redundancy_for(path.loss),
                 path.seed
             );
+            if let Some(r) = &coding.repair {
+                c += &format!("repair = \"{r}\"\n");
+            }
             if let Some(s) = &coding.scheme {
                 c += &format!("scheme = \"{s}\"\n");
             }

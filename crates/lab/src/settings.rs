@@ -1,6 +1,7 @@
 //! What a lab run is configured with: the emulated path, the coding, the transfer.
 
 use serde::{Deserialize, Serialize};
+use tcpnc_proto::RedundancyPolicy;
 
 use crate::error::{LabError, Result};
 
@@ -77,9 +78,10 @@ impl Mode {
 
 /// The lab's default coding window W.
 ///
-/// W = 8 rather than 16: on the path (20 Mbit/s, 20 ms, 10 % loss) W = 8 masks the loss
-/// with R = 1/(1 − p) + 0.04 as well as W = 16 does, and its NC header is 40 bytes shorter
-/// (docs/wire.md), which is the difference between ≈ 13.8 and ≈ 15.7 Mbit/s (docs/lab.md).
+/// W = 8 rather than 16: on the path (20 Mbit/s, 20 ms, 10 % loss) W = 8 with the
+/// deficit repair gives 15–16 Mbit/s, W = 16 about 14 (its NC header with explicit
+/// coefficients is 24 bytes longer, and the wider window hides more queue drops from TCP, which
+/// then overfills the queue: docs/lab.md).
 pub const DEFAULT_WINDOW: u16 = 8;
 
 /// Gateway coding settings for [`Mode::Nc`].
@@ -87,10 +89,13 @@ pub const DEFAULT_WINDOW: u16 = 8;
 pub struct CodingSettings {
     /// Coding window W.
     pub window: u16,
-    /// Redundancy R (`None`: 1/(1−p) + 0.04 rounded to 0.01).
+    /// Redundancy R (`None`: 1/(1−p) + 0.4·p rounded to 0.01).
     pub redundancy: Option<f64>,
     /// `"systematic"` or `"dense"` (`None`: the gateway's default).
     pub scheme: Option<String>,
+    /// `"deficit"` or `"off"` (`None`: the gateway's default, deficit).
+    #[serde(default)]
+    pub repair: Option<String>,
 }
 
 impl Default for CodingSettings {
@@ -99,19 +104,18 @@ impl Default for CodingSettings {
             window: DEFAULT_WINDOW,
             redundancy: None,
             scheme: None,
+            repair: None,
         }
     }
 }
 
 impl CodingSettings {
-    /// The redundancy actually used on a path with loss `p`.
+    /// The redundancy actually used on a path with loss `p`: the given one, or
+    /// [`RedundancyPolicy::for_loss`] (1/(1 − p) + 0.4·p: 1.0 without loss, where the deficit
+    /// repair answers queue drops, 1.15 at 10 %; `docs/lab.md`).
     pub fn redundancy_for(&self, p: f64) -> f64 {
-        // Also without random loss R stays above 1: the bottleneck queue still drops packets,
-        // and at R = 1 every drop is a DoF the receiver never gets back, which TCP learns of
-        // only late (the token argument of §V-B) — measured 7.0 Mbit/s at R = 1.0 against
-        // 13.6 at R = 1.03 on the demo path (docs/lab.md).
         self.redundancy
-            .unwrap_or_else(|| ((1.0 / (1.0 - p.clamp(0.0, 0.9)) + 0.04) * 100.0).round() / 100.0)
+            .unwrap_or_else(|| RedundancyPolicy::for_loss(p).factor())
     }
 }
 
@@ -200,7 +204,7 @@ mod tests {
         assert_eq!(p.queue(), 67);
         assert!((p.limit_mbit() - 18.0).abs() < 1e-9);
         let c = CodingSettings::default();
-        assert_eq!(c.redundancy_for(0.0), 1.04);
+        assert_eq!(c.redundancy_for(0.0), 1.0);
         assert_eq!(c.redundancy_for(0.1), 1.15);
     }
 }

@@ -9,6 +9,7 @@
 //! * `integrity_ok` = the sink received exactly `bytes` bytes and their sha256 equals the
 //!   sha256 of what the source sent.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
@@ -18,6 +19,7 @@ use serde_json::Value;
 use crate::child::{Child, Line};
 use crate::error::{LabError, Result};
 use crate::netns::{Proto, in_netns, port_bound};
+use crate::netstat;
 use crate::session::{Session, wait_ready};
 use crate::settings::TransferSettings;
 use crate::tcpinfo::TcpInfo;
@@ -51,6 +53,9 @@ pub struct TransferResult {
     pub retransmits: u32,
     /// The sender kernel's TCP_INFO summary.
     pub tcp_info: TcpInfo,
+    /// The sender namespace's `TcpExt` counters over the transfer ([`crate::netstat`]):
+    /// timeouts, fast retransmits, loss probes.
+    pub kernel: BTreeMap<String, u64>,
 }
 
 fn parse_event(who: &str, line: &str) -> Result<Event> {
@@ -107,13 +112,16 @@ pub fn run_transfer(
     ]
     .map(String::from)
     .to_vec();
+    let cli = lab.topo.cli.clone();
+    let kernel_before = netstat::snapshot(&cli)?;
     let mut source = lab.spawn("source", &lab.topo.cli, &source_args)?;
     bar.set_length(t.bytes);
     bar.set_position(0);
     let sink_report = follow_sink(session, &mut sink, &mut source, deadline, bar)?;
     let source_report = source_result(&mut source, deadline)?;
     bar.set_position(sink_report.bytes);
-    Ok(assemble(t, &source_report, &sink_report))
+    let kernel = netstat::delta(&kernel_before, &netstat::snapshot(&cli)?);
+    Ok(assemble(t, &source_report, &sink_report, kernel))
 }
 
 fn follow_sink(
@@ -190,7 +198,12 @@ fn source_result(source: &mut Child, deadline: Instant) -> Result<SourceReport> 
     }
 }
 
-fn assemble(t: &TransferSettings, src: &SourceReport, snk: &SinkReport) -> TransferResult {
+fn assemble(
+    t: &TransferSettings,
+    src: &SourceReport,
+    snk: &SinkReport,
+    kernel: BTreeMap<String, u64>,
+) -> TransferResult {
     let completion_ns = snk.last_byte_ns.saturating_sub(src.connected_ns).max(1);
     let completion_s = completion_ns as f64 / 1e9;
     TransferResult {
@@ -205,6 +218,7 @@ fn assemble(t: &TransferSettings, src: &SourceReport, snk: &SinkReport) -> Trans
         cc: src.cc.clone(),
         retransmits: src.tcp_info.total_retrans,
         tcp_info: src.tcp_info.clone(),
+        kernel,
     }
 }
 

@@ -141,7 +141,7 @@ impl Default for EngineConfig {
             redelivery_timeout: Duration::from_millis(200),
             max_redeliveries: 8,
             ack_policy: AckPolicy::default(),
-            repair: RepairPolicy::Off,
+            repair: RepairPolicy::default(),
             ack_hold: AckHoldPolicy::Immediate,
             window_policy: WindowPolicy::Fixed,
         }

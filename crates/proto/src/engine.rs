@@ -177,6 +177,7 @@ impl Engine {
         let remote_shift = flow.remote_shift();
         let mut stats = std::mem::take(&mut flow.stats);
         flow.sender_mut(cfg).on_segment(
+            now,
             &pkt,
             cfg,
             &mut self.rng,
@@ -239,8 +240,10 @@ impl Engine {
                 };
                 flow.last_activity = now;
                 sender.on_ack(
+                    now,
                     &ack,
                     &self.config,
+                    &mut self.rng,
                     seq_for_acks,
                     remote_shift,
                     &mut self.out,

@@ -19,8 +19,11 @@ use tcpnc_wire::AckRepr;
 #[non_exhaustive]
 pub enum RepairPolicy {
     /// No repair burst (Sundararajan et al.: redundancy only).
-    #[default]
     Off,
+    /// Deficit repair (`repair.rs`): on each NC-ACK, whole-buffer combinations for the N_lp
+    /// that the combinations in flight will not cover.
+    #[default]
+    Deficit,
 }
 
 impl RepairPolicy {
@@ -28,14 +31,19 @@ impl RepairPolicy {
     /// buffer, given the receiver's latest N_lp.
     pub fn burst_on_fin(&self, _lost_dof: u16) -> u32 {
         match self {
-            RepairPolicy::Off => 0,
+            RepairPolicy::Off | RepairPolicy::Deficit => 0,
         }
+    }
+
+    /// Whether NC-ACKs trigger deficit repairs.
+    pub fn repairs_deficit(&self) -> bool {
+        matches!(self, RepairPolicy::Deficit)
     }
 
     /// Extra combinations to send after the `sources`-th source packet of a flow.
     pub fn burst_after_source(&self, _sources: u64, _lost_dof: u16) -> u32 {
         match self {
-            RepairPolicy::Off => 0,
+            RepairPolicy::Off | RepairPolicy::Deficit => 0,
         }
     }
 }

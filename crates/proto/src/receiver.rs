@@ -394,8 +394,13 @@ impl ReceiverHalf {
             return false;
         };
         let window = self.window(ack, cfg);
+        // Unseen indices up to the highest one heard of: the tracked span minus the rank
+        // (equal to `highest + 1 − first unseen` when the seen indices are a prefix).
         let lost_dof = match (&self.decoder, self.highest) {
-            (Some(d), Some((h, _))) => (h + 1).saturating_sub(d.first_unseen()).min(65_535) as u16,
+            (Some(d), Some((h, _))) => (h + 1)
+                .saturating_sub(d.base())
+                .saturating_sub(d.rank() as u64)
+                .min(65_535) as u16,
             _ => 0,
         };
         let repr = AckRepr {

@@ -22,6 +22,7 @@ use crate::ident::flow_key;
 use crate::loss_tracker::LossEstimator;
 use crate::output::Output;
 use crate::redundancy::RedundancyAccumulator;
+use crate::repair::{ACK_SILENCE, DeficitRepair};
 use crate::rng::EngineRng;
 use crate::stats::FlowStats;
 use crate::tcp::{FlowKey, IpParams, TcpFlags, TcpPacket, build_ack, seq_add, seq_lt};
@@ -37,6 +38,17 @@ pub struct SenderHalf {
     acc: RedundancyAccumulator,
     next_pid: u32,
     loss: LossEstimator,
+    repair: DeficitRepair,
+    /// When the latest NC-ACK arrived.
+    last_ack_at: Option<Duration>,
+    /// `now` of the packet being handled (stamps the Pids sent for the RTT estimate).
+    now: Duration,
+    /// Duplicate TCP ACKs given to the local TCP in the current stall of the NC ack.
+    stall_dups: u32,
+    /// When the local TCP last got its third duplicate ACK of a stall (a congestion signal).
+    signalled_at: Option<Duration>,
+    /// Index of the newest packet already included in a sent combination.
+    newest_sent: Option<u64>,
     /// Ack number and window field of the last TCP ACK given to the local TCP.
     last_tcp_ack: Option<(u32, u16)>,
     /// Latest NC ack received.
@@ -70,6 +82,12 @@ impl SenderHalf {
             acc: RedundancyAccumulator::new(&cfg.redundancy),
             next_pid: 0,
             loss: LossEstimator::new(),
+            repair: DeficitRepair::new(),
+            last_ack_at: None,
+            now: Duration::ZERO,
+            stall_dups: 0,
+            signalled_at: None,
+            newest_sent: None,
             last_tcp_ack: None,
             nc_ack: None,
             peer_window: 0,
@@ -102,6 +120,7 @@ impl SenderHalf {
     #[allow(clippy::too_many_arguments)]
     pub fn on_segment(
         &mut self,
+        now: Duration,
         pkt: &TcpPacket<'_>,
         cfg: &EngineConfig,
         rng: &mut EngineRng,
@@ -110,6 +129,7 @@ impl SenderHalf {
         out: &mut Output,
         fs: &mut FlowStats,
     ) {
+        self.now = now;
         fs.segments_from_local += 1;
         self.largest_payload = self.largest_payload.max(pkt.payload().len() as u32);
         let outcome = match self.buffer.insert(pkt) {
@@ -146,6 +166,19 @@ impl SenderHalf {
         let fin_now = pkt.tcp.flags.contains(TcpFlags::FIN) && self.fin_seq.is_none();
         if pkt.tcp.flags.contains(TcpFlags::FIN) {
             self.fin_seq = Some(seq_add(pkt.end_seq(), u32::MAX));
+        }
+        if outcome.new_index.is_none()
+            && !fin_now
+            && cfg.repair.repairs_deficit()
+            && self
+                .last_ack_at
+                .is_some_and(|t| now.saturating_sub(t) < ACK_SILENCE)
+        {
+            // A retransmission of buffered bytes while NC-ACKs flow: the deficit repair
+            // already answers every missing DoF those ACKs report (repair.rs), so coding it
+            // again would only load the path during TCP's recovery.
+            fs.retransmissions_absorbed += 1;
+            return;
         }
         // Every buffered packet holding bytes of this arrival counts as arriving (§III-C: "the
         // packet that arrived most recently from TCP (which could be a retransmission)"). A new
@@ -204,27 +237,95 @@ impl SenderHalf {
                 None => return,
             }
         };
+        let transport = if systematic {
+            None
+        } else {
+            Some(cfg.coefficients)
+        };
+        self.emit(range, transport, redundant, flush, false, rng, out, fs);
+    }
+
+    /// Emits one repair combination (`repair.rs`): every buffered packet from the oldest
+    /// un-ACKed one, with seeded coefficients, shrunk from the newest end until the datagram
+    /// fits the tunnel MTU.
+    fn send_repair(
+        &mut self,
+        cfg: &EngineConfig,
+        rng: &mut EngineRng,
+        out: &mut Output,
+        fs: &mut FlowStats,
+    ) {
+        let (Some(first), Some(last)) = (self.buffer.first_index(), self.newest_sent) else {
+            return;
+        };
+        if last < first {
+            return;
+        }
+        let ip = self.data_flow.ip_version();
+        let mut n = (last - first + 1).min(crate::config::MAX_CODING_WINDOW as u64);
+        loop {
+            let range = IndexRange {
+                first,
+                last: first + n - 1,
+            };
+            let ranges: Vec<SeqRange> = self
+                .buffer
+                .range(range)
+                .map(|p| SeqRange::new(p.start, p.end))
+                .collect();
+            let header = tcpnc_wire::data_header_len(
+                ranges.len(),
+                tcpnc_wire::CoefficientMode::Seeded,
+                ip,
+                tcpnc_wire::RangeForm::of(&ranges),
+            );
+            if header + self.buffer.max_packet_len(range) <= cfg.tunnel_mtu || n == 1 {
+                let transport = Some(CoefficientTransport::Seeded);
+                self.emit(range, transport, true, true, true, rng, out, fs);
+                return;
+            }
+            n = n.div_ceil(2);
+        }
+    }
+
+    /// Emits one DATA frame combining the packets of `range`: uncoded when `transport` is
+    /// `None` (systematic), else with random coefficients sent as `transport` says.
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        range: IndexRange,
+        transport: Option<CoefficientTransport>,
+        redundant: bool,
+        flush: bool,
+        repair: bool,
+        rng: &mut EngineRng,
+        out: &mut Output,
+        fs: &mut FlowStats,
+    ) {
         let (Some(base), Some(first)) = (self.buffer.base(), self.buffer.get(range.first)) else {
             return;
         };
         let first_index = first.index;
         let n = range.len() as usize;
-        let coefficients = if systematic {
-            self.coefs.clear();
-            self.coefs.push(1);
-            Coefficients::Systematic
-        } else {
-            self.coefs.clear();
-            self.coefs.resize(n, 0);
-            match cfg.coefficients {
-                CoefficientTransport::Explicit => {
-                    rng.fill_nonzero(&mut self.coefs);
-                    Coefficients::Explicit(self.coefs.clone())
-                }
-                CoefficientTransport::Seeded => {
-                    let seed = rng.next_u32();
-                    coefficients_from_seed(seed, &mut self.coefs);
-                    Coefficients::Seeded(seed)
+        let coefficients = match transport {
+            None => {
+                self.coefs.clear();
+                self.coefs.push(1);
+                Coefficients::Systematic
+            }
+            Some(transport) => {
+                self.coefs.clear();
+                self.coefs.resize(n, 0);
+                match transport {
+                    CoefficientTransport::Explicit => {
+                        rng.fill_nonzero(&mut self.coefs);
+                        Coefficients::Explicit(self.coefs.clone())
+                    }
+                    CoefficientTransport::Seeded => {
+                        let seed = rng.next_u32();
+                        coefficients_from_seed(seed, &mut self.coefs);
+                        Coefficients::Seeded(seed)
+                    }
                 }
             }
         };
@@ -238,17 +339,23 @@ impl SenderHalf {
             srcs.push(&p.bytes);
         }
         tcpnc_field::dot(&mut self.payload, &srcs, &self.coefs);
+        let pid = self.next_pid;
         let header = DataRepr {
             redundant,
             flush,
             flow: self.data_flow,
-            pid: self.next_pid,
+            pid,
             base,
             first_index: first_index as u32,
             ranges,
             coefficients,
         };
         self.next_pid = self.next_pid.wrapping_add(1);
+        let new_source = self.newest_sent.is_none_or(|s| range.last > s);
+        if new_source {
+            self.newest_sent = Some(range.last);
+        }
+        self.repair.on_sent(self.now, pid, new_source, repair);
         let frame = FrameRepr::Data {
             header,
             payload: &self.payload,
@@ -259,20 +366,28 @@ impl SenderHalf {
             if redundant {
                 fs.redundant_sent += 1;
             }
+            if repair {
+                fs.repairs_sent += 1;
+            }
         }
     }
 
     /// Takes one NC-ACK for this direction and gives the local TCP its TCP ACK.
+    #[allow(clippy::too_many_arguments)]
     pub fn on_ack(
         &mut self,
+        now: Duration,
         ack: &AckRepr,
         cfg: &EngineConfig,
+        rng: &mut EngineRng,
         seq_for_acks: Option<u32>,
         remote_shift: u8,
         out: &mut Output,
         fs: &mut FlowStats,
     ) {
+        self.now = now;
         fs.acks_received += 1;
+        self.last_ack_at = Some(now);
         self.buffer.acknowledge(ack.ack);
         fs.coding_buffer_len = self.buffer.len();
         self.loss.on_ack(ack);
@@ -281,12 +396,49 @@ impl SenderHalf {
             self.nc_ack = Some(ack.ack);
         }
         self.peer_window = ack.window;
+        if cfg.repair.repairs_deficit() {
+            let count = self
+                .repair
+                .on_ack(now, ack, self.next_pid, self.loss.loss_rate());
+            for _ in 0..count {
+                self.send_repair(cfg, rng, out, fs);
+            }
+        }
         let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
+        if cfg.repair.repairs_deficit() && self.hold_duplicate(now, duplicate) {
+            fs.dup_acks_held += 1;
+            return;
+        }
         if cfg.ack_hold.hold(ack, duplicate).is_some() {
             // Pause-ACK hook: the base policy never holds (hooks.rs).
             return;
         }
         self.synthesize(ack.ack, ack.window, seq_for_acks, remote_shift, out, fs);
+    }
+
+    /// One congestion signal per episode (`repair.rs`): the third duplicate ACK of a stall
+    /// makes the local TCP reduce its window once; a duplicate ACK within two round trips of
+    /// that signal belongs to the same loss episode (its holes are being repaired), so it is
+    /// withheld rather than cutting the window again (RFC 5681 §3.2 and RFC 3168 §6.1.2:
+    /// one reduction per window of data). Later duplicates pass, and none is ever withheld
+    /// once NC-ACKs stop, so TCP's own timers still see a dead path.
+    fn hold_duplicate(&mut self, now: Duration, duplicate: bool) -> bool {
+        if !duplicate {
+            self.stall_dups = 0;
+            return false;
+        }
+        let rtt = self.repair.srtt().unwrap_or(Duration::from_millis(100));
+        if self
+            .signalled_at
+            .is_some_and(|t| now.saturating_sub(t) < rtt * 2)
+        {
+            return true;
+        }
+        self.stall_dups += 1;
+        if self.stall_dups == 3 {
+            self.signalled_at = Some(now);
+        }
+        false
     }
 
     /// Builds and queues a pure TCP ACK from the remote endpoint to the local TCP: ack = NC

@@ -5,12 +5,15 @@
 //! the loss is masked: no duplicate ACK reaches the local sender. When the deficit reaches W, the
 //! first unseen packet leaves every later coding window: the ACK stops advancing and every
 //! further combination produces a duplicate ACK — the loss becomes visible to TCP.
+//!
+//! These are the paper's rules alone, so the deficit repair (`repair.rs`) is off; the last test
+//! turns it on and checks that it refills the deficit the token argument leaves.
 
 mod common;
 
 use common::*;
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
-use tcpnc_proto::{AckPolicy, Engine, EngineConfig, RedundancyPolicy};
+use tcpnc_proto::{AckPolicy, Engine, EngineConfig, RedundancyPolicy, RepairPolicy};
 
 const SEG: u32 = 100;
 const ISN: u32 = 5_000;
@@ -24,10 +27,15 @@ struct Run {
 /// Sends `k` segments of `SEG` bytes through A → B, dropping the DATA frames whose (0-based)
 /// numbers are in `drops`; returns the ACKs the local sender saw.
 fn run(w: usize, k: u32, drops: &[u32]) -> Run {
+    run_with(RepairPolicy::Off, w, k, drops)
+}
+
+fn run_with(repair: RepairPolicy, w: usize, k: u32, drops: &[u32]) -> Run {
     let cfg = EngineConfig {
         coding_window: w,
         redundancy: RedundancyPolicy::Fixed(1.0),
         ack_policy: AckPolicy::InnovativeOnly,
+        repair,
         ..EngineConfig::default()
     };
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
@@ -135,4 +143,18 @@ fn larger_window_masks_longer_bursts() {
     // ... and a burst of four is not.
     let r = run(4, 30, &[9, 10, 11, 12]);
     assert!(dup_count(&r.acks) > 0);
+}
+
+#[test]
+fn deficit_repair_refills_what_the_window_cannot() {
+    // The bursts that stall the ACK with W = 3 above: the NC-ACKs report the missing DoFs
+    // (N_lp), nothing is in flight in this lock-step exchange, so the sender answers with
+    // whole-buffer repairs and every packet ends up seen. The NC-ACK that reports a burst of W
+    // losses is itself already stalled, so at most that one duplicate reaches TCP: fewer than
+    // the three of a fast retransmit.
+    for drops in [&[5u32, 10, 15][..], &[9, 10, 11], &[9, 10, 11, 12, 13]] {
+        let r = run_with(RepairPolicy::Deficit, 3, 30, drops);
+        assert!(dup_count(&r.acks) <= 1, "{drops:?}: {:?}", r.acks);
+        assert_eq!(*r.acks.last().unwrap(), ISN + 30 * SEG, "{drops:?}");
+    }
 }

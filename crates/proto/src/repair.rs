@@ -1,0 +1,256 @@
+//! Deficit repair: combinations the sender adds, beyond the redundancy accumulator, when the
+//! receiver's reported missing degrees of freedom (N_lp) will not be covered by what is already
+//! in flight.
+//!
+//! The paper's redundancy R repairs loss *on average* (Sundararajan et al. §II-B, §V-A); its
+//! fluctuations are left to TCP. With a coding window of W packets, once more than W degrees of
+//! freedom are missing the oldest unseen packet leaves the window of every new combination, the
+//! NC-ACK stops advancing and TCP sees duplicate ACKs: a random-loss excursion costs a
+//! congestion-window cut, and a burst of queue drops (a slow-start overshoot) leaves a run of
+//! holes that TCP without SACK repairs one per round trip, usually ending in a retransmission
+//! timeout. Karafillis et al. (§II) send N_lp extra combinations at the end of a transfer (EOT)
+//! and every B packets (PB); this policy applies the same signal continuously, as a loss-driven
+//! repair, and accounts for what is in flight so that each missing DoF is repaired once:
+//!
+//! On an NC-ACK echoing Pid `e` with N_lp = `d` (docs/wire.md), with `n_c` combinations sent
+//! after `e`, `n_s` new packets first included in them, `n_r` of them repairs, and `q` the
+//! delivery rate estimated from the loss bitmaps (1 − p̂, at least [`MIN_DELIVERY`]):
+//!
+//! * expected deficit once the flight lands: `D = d + n_s − q·n_c`;
+//! * if the ACK did not advance (the oldest hole is out of the coding window, so only repairs,
+//!   which cover the whole buffer, can fill it): `D = max(D, d − q·n_r)`;
+//! * send `round(D / q)` repairs when `D ≥ 1` (at most [`MAX_REPAIRS_PER_ACK`]).
+//!
+//! Each repair combines every packet in the coding buffer (from the oldest un-ACKed one, which is
+//! the receiver's first unseen packet as of the ACK) with seeded coefficients, shrunk from its
+//! newest end until the datagram fits the tunnel MTU. The repairs sent are counted in `n_c` and
+//! `n_r` of later ACKs, so a deficit is not repaired twice; repairs that are lost show up in a
+//! later N_lp and are repaired again one round trip later.
+//!
+//! Repairs do not hide congestion from TCP: a burst of queue drops still stalls the NC-ACK for
+//! about one round trip (TCP sees duplicate ACKs and reduces its window) but the holes are
+//! refilled in that round trip instead of one per round trip.
+
+use std::time::Duration;
+
+use tcpnc_wire::AckRepr;
+
+/// While NC-ACKs keep arriving within this time, a TCP retransmission of bytes already in the
+/// coding buffer is not coded again: the ACKs report every missing DoF and the repair answers
+/// them, so such a retransmission (NewReno sends one per partial ACK during recovery) would only
+/// load the path. After this long without an NC-ACK, retransmissions are coded as arrivals
+/// (§III-C), which breaks a stall where every NC-ACK was lost (Mitsuzumi et al.'s
+/// "non-communication state"). Shorter than TCP's smallest retransmission timeout (200 ms).
+pub const ACK_SILENCE: Duration = Duration::from_millis(100);
+
+/// Sent Pids remembered for the in-flight accounting (Pids further back are not accounted).
+const LOG_LEN: usize = 4096;
+
+/// Largest burst of repairs answering one NC-ACK.
+pub const MAX_REPAIRS_PER_ACK: u32 = 64;
+
+/// Lower bound of the delivery-rate estimate used to size repairs (p̂ ≤ 0.8).
+pub const MIN_DELIVERY: f64 = 0.2;
+
+/// Counters kept right after a Pid was sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Sent {
+    pid: u32,
+    sources: u64,
+    repairs: u64,
+    at: Duration,
+}
+
+/// In-flight bookkeeping of one sender and the repair decision.
+#[derive(Debug, Clone)]
+pub struct DeficitRepair {
+    log: Vec<Sent>,
+    /// New packets first included in a sent combination.
+    sources: u64,
+    /// Repair combinations sent.
+    repairs: u64,
+    /// Combinations sent (the next Pid minus the first one).
+    sent: u64,
+    /// The NC ack number of the previous NC-ACK.
+    last_ack: Option<u32>,
+    /// Smoothed round-trip time from a Pid's sending to the NC-ACK echoing it (RFC 6298 gain
+    /// 1/8), `None` before the first sample.
+    srtt: Option<Duration>,
+}
+
+impl Default for DeficitRepair {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DeficitRepair {
+    /// Empty bookkeeping.
+    pub fn new() -> Self {
+        DeficitRepair {
+            log: vec![Sent::default(); LOG_LEN],
+            sources: 0,
+            repairs: 0,
+            sent: 0,
+            last_ack: None,
+            srtt: None,
+        }
+    }
+
+    /// Records the combination sent with `pid`: it is the first to include a new packet
+    /// (`new_source`) and/or a repair.
+    pub fn on_sent(&mut self, now: Duration, pid: u32, new_source: bool, repair: bool) {
+        self.sources += u64::from(new_source);
+        self.repairs += u64::from(repair);
+        self.sent += 1;
+        self.log[pid as usize % LOG_LEN] = Sent {
+            pid,
+            sources: self.sources,
+            repairs: self.repairs,
+            at: now,
+        };
+    }
+
+    /// Repairs to send for `ack`, given the next Pid to be assigned and the estimated loss
+    /// rate of combinations.
+    pub fn on_ack(&mut self, now: Duration, ack: &AckRepr, next_pid: u32, loss_rate: f64) -> u32 {
+        let stalled = self.last_ack == Some(ack.ack);
+        self.last_ack = Some(ack.ack);
+        let after = next_pid.wrapping_sub(ack.pid_echo).wrapping_sub(1);
+        if after as usize >= LOG_LEN || u64::from(after) >= self.sent {
+            return 0; // an echo we never sent or can no longer account for
+        }
+        let at = self.log[ack.pid_echo as usize % LOG_LEN];
+        if at.pid != ack.pid_echo {
+            return 0;
+        }
+        let sample = now.saturating_sub(at.at);
+        self.srtt = Some(match self.srtt {
+            None => sample,
+            Some(s) => (s * 7 + sample) / 8,
+        });
+        if ack.lost_dof == 0 {
+            return 0;
+        }
+        let deficit = f64::from(ack.lost_dof);
+        let q = (1.0 - loss_rate).clamp(MIN_DELIVERY, 1.0);
+        let new_sources = (self.sources - at.sources) as f64;
+        let repairs = (self.repairs - at.repairs) as f64;
+        let mut expected = deficit + new_sources - q * f64::from(after);
+        if stalled {
+            expected = expected.max(deficit - q * repairs);
+        }
+        if expected < 1.0 {
+            return 0;
+        }
+        ((expected / q).round() as u32).clamp(1, MAX_REPAIRS_PER_ACK)
+    }
+
+    /// The smoothed round-trip time of combinations, once measured.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+    use tcpnc_wire::FlowId;
+
+    fn ack(ack: u32, echo: u32, lost_dof: u16) -> AckRepr {
+        AckRepr {
+            flow: FlowId::v4(Ipv4Addr::LOCALHOST, 1, Ipv4Addr::LOCALHOST, 2),
+            ack,
+            window: 0,
+            pid_echo: echo,
+            loss_bitmap: 0,
+            lost_dof,
+            unordering: 0,
+            redundant: false,
+            dependent: None,
+            pause: false,
+            update: false,
+        }
+    }
+
+    /// Sends `n` combinations from `pid`, the first `sources` of them each with a new packet.
+    fn send(r: &mut DeficitRepair, pid: &mut u32, n: u32, sources: u32) {
+        for k in 0..n {
+            r.on_sent(Duration::ZERO, *pid, k < sources, false);
+            *pid += 1;
+        }
+    }
+
+    #[test]
+    fn nothing_missing_nothing_sent() {
+        let mut r = DeficitRepair::new();
+        let mut pid = 0;
+        send(&mut r, &mut pid, 10, 10);
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 5, 0), pid, 0.1), 0);
+    }
+
+    #[test]
+    fn in_flight_surplus_covers_a_small_deficit() {
+        let mut r = DeficitRepair::new();
+        let mut pid = 0;
+        send(&mut r, &mut pid, 10, 10);
+        // 40 combinations after the echo, 30 of them new: 0.9·40 − 30 = 6 spare DoFs ≥ 2.
+        send(&mut r, &mut pid, 40, 30);
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 9, 2), pid, 0.1), 0);
+    }
+
+    #[test]
+    fn a_deficit_beyond_the_flight_is_repaired_once() {
+        let mut r = DeficitRepair::new();
+        let mut pid = 0;
+        send(&mut r, &mut pid, 20, 20);
+        // Echo 9: 10 combinations in flight, 10 new packets: 0.9·10 − 10 = −1; 6 missing.
+        let k = r.on_ack(Duration::ZERO, &ack(100, 9, 6), pid, 0.1);
+        assert_eq!(k, 8); // (6 + 1) / 0.9 = 7.8
+        for _ in 0..k {
+            r.on_sent(Duration::ZERO, pid, false, true);
+            pid += 1;
+        }
+        // The next ACK (echo 10) reports the same deficit: the repairs are in flight.
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(200, 10, 6), pid, 0.1), 0);
+    }
+
+    #[test]
+    fn a_stalled_ack_counts_only_repairs_in_flight() {
+        let mut r = DeficitRepair::new();
+        let mut pid = 0;
+        send(&mut r, &mut pid, 100, 20);
+        // Plenty of redundancy in flight (0.9·60 − 0 new), but the ack is stuck twice.
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 39, 5), pid, 0.1), 0);
+        let k = r.on_ack(Duration::ZERO, &ack(100, 40, 5), pid, 0.1);
+        assert_eq!(k, 6); // 5 / 0.9 = 5.6
+        for _ in 0..k {
+            r.on_sent(Duration::ZERO, pid, false, true);
+            pid += 1;
+        }
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 41, 5), pid, 0.1), 0);
+    }
+
+    #[test]
+    fn unknown_or_forgotten_echoes_are_ignored() {
+        let mut r = DeficitRepair::new();
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(1, 0, 9), 0, 0.0), 0);
+        let mut pid = 0;
+        send(&mut r, &mut pid, 5, 5);
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(1, 7, 9), pid, 0.0), 0); // echo not sent yet
+        send(&mut r, &mut pid, LOG_LEN as u32 + 10, LOG_LEN as u32);
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(1, 2, 9), pid, 0.0), 0); // too far back
+    }
+
+    #[test]
+    fn burst_is_bounded_and_loss_rate_clamped() {
+        let mut r = DeficitRepair::new();
+        let mut pid = 0;
+        send(&mut r, &mut pid, 10, 10);
+        assert_eq!(
+            r.on_ack(Duration::ZERO, &ack(1, 9, u16::MAX), pid, 0.99),
+            MAX_REPAIRS_PER_ACK
+        );
+    }
+}
