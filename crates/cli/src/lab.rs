@@ -126,15 +126,35 @@ pub struct CodingArgs {
     /// Coding window W (packets).
     #[arg(long, default_value_t = tcpnc_lab::settings::DEFAULT_WINDOW)]
     pub window: u16,
-    /// Redundancy R (default: 1/(1-loss) + 0.4*loss, rounded to 0.01: 1.0 without loss, 1.15 at 10 %).
-    #[arg(long)]
-    pub redundancy: Option<f64>,
+    /// Redundancy R: a number, or "auto" (default): the gateways follow their own loss
+    /// estimate, R = 1/(1-p) + 0.4p (1.0 without loss, 1.15 at 10 %), and are not told the
+    /// emulated loss.
+    #[arg(long, value_parser = parse_redundancy)]
+    pub redundancy: Option<RedundancyArg>,
     /// Coding scheme (default: the gateway's).
     #[arg(long, value_enum)]
     pub scheme: Option<Scheme>,
     /// Repair beyond R (default: the gateway's, deficit).
     #[arg(long, value_enum)]
     pub repair: Option<Repair>,
+}
+
+/// `--redundancy`: a number or "auto".
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RedundancyArg {
+    /// `coding.redundancy = "auto"`.
+    Auto,
+    /// A fixed R.
+    Fixed(f64),
+}
+
+fn parse_redundancy(s: &str) -> Result<RedundancyArg, String> {
+    if s == "auto" {
+        return Ok(RedundancyArg::Auto);
+    }
+    s.parse::<f64>()
+        .map(RedundancyArg::Fixed)
+        .map_err(|_| format!("'{s}' is neither a number nor \"auto\""))
 }
 
 /// Repair beyond the redundancy R.
@@ -160,7 +180,10 @@ impl CodingArgs {
     fn settings(&self) -> CodingSettings {
         CodingSettings {
             window: self.window,
-            redundancy: self.redundancy,
+            redundancy: match self.redundancy {
+                Some(RedundancyArg::Fixed(r)) => Some(r),
+                Some(RedundancyArg::Auto) | None => None,
+            },
             scheme: self.scheme.map(|s| {
                 match s {
                     Scheme::Systematic => "systematic",

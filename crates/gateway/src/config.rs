@@ -18,9 +18,6 @@ pub const MIN_MTU: u16 = 576;
 pub const MAX_WINDOW: u16 = 255;
 /// Largest accepted redundancy R.
 pub const MAX_REDUNDANCY: f64 = 16.0;
-/// R when the config gives none: enough to mask about 5 % random loss at W = 16 (1/(1 − p) plus
-/// a margin, see docs/sim.md); set it from the path's loss rate for anything else.
-pub const DEFAULT_REDUNDANCY: f64 = 1.1;
 /// Bytes of outer IPv4 + UDP headers around every tunnel datagram.
 pub const OUTER_HEADER_V4: usize = 28;
 /// Bytes of outer IPv6 + UDP headers around every tunnel datagram.
@@ -121,8 +118,8 @@ pub struct RawCoding {
     pub mode: Option<String>,
     /// Coding window W.
     pub window: Option<u16>,
-    /// Redundancy R.
-    pub redundancy: Option<f64>,
+    /// Redundancy R: a number, or `"auto"`.
+    pub redundancy: Option<RawRedundancy>,
     /// `"dense"` or `"systematic"`.
     pub scheme: Option<String>,
     /// Coding buffer limit in packets per peer.
@@ -159,6 +156,27 @@ pub enum Mode {
     Nc,
     /// Same tunnel, packets carried uncoded (baseline).
     Off,
+}
+
+/// `coding.redundancy` as written: a number or a word.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawRedundancy {
+    /// A fixed R.
+    Number(f64),
+    /// `"auto"`.
+    Word(String),
+}
+
+/// The redundancy policy.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Redundancy {
+    /// R follows the loss rate measured from the NC-ACKs' loss bitmaps: 1/(1 − p̂) + 0.4·p̂,
+    /// at most 2 (docs/engine.md). The default.
+    Auto,
+    /// A fixed R ≥ 1.
+    Fixed(f64),
 }
 
 /// Coding scheme.
@@ -220,8 +238,8 @@ pub struct Coding {
     pub mode: Mode,
     /// Coding window W.
     pub window: u16,
-    /// Redundancy R (>= 1).
-    pub redundancy: f64,
+    /// Redundancy R: adaptive or fixed (>= 1).
+    pub redundancy: Redundancy,
     /// Dense or systematic.
     pub scheme: Scheme,
     /// Explicit or seeded coefficients.
@@ -497,21 +515,31 @@ impl RawCoding {
                 format!("{window} is out of range 1..={MAX_WINDOW}"),
             ));
         }
-        let redundancy = self.redundancy.unwrap_or(DEFAULT_REDUNDANCY);
-        if !redundancy.is_finite() || redundancy < 1.0 {
-            return Err(ConfigError::invalid(
-                "coding.redundancy",
-                format!(
-                    "{redundancy} is below 1.0 (R is coded packets sent per new packet; R < 1 can never repair a loss)"
-                ),
-            ));
-        }
-        if redundancy > MAX_REDUNDANCY {
-            return Err(ConfigError::invalid(
-                "coding.redundancy",
-                format!("{redundancy} is above the maximum {MAX_REDUNDANCY}"),
-            ));
-        }
+        let redundancy = match self.redundancy {
+            None => Redundancy::Auto,
+            Some(RawRedundancy::Word(w)) if w == "auto" => Redundancy::Auto,
+            Some(RawRedundancy::Word(w)) => {
+                return Err(ConfigError::invalid(
+                    "coding.redundancy",
+                    format!("'{w}' is neither a number nor \"auto\""),
+                ));
+            }
+            Some(RawRedundancy::Number(r)) if !r.is_finite() || r < 1.0 => {
+                return Err(ConfigError::invalid(
+                    "coding.redundancy",
+                    format!(
+                        "{r} is below 1.0 (R is coded packets sent per new packet; R < 1 can never repair a loss)"
+                    ),
+                ));
+            }
+            Some(RawRedundancy::Number(r)) if r > MAX_REDUNDANCY => {
+                return Err(ConfigError::invalid(
+                    "coding.redundancy",
+                    format!("{r} is above the maximum {MAX_REDUNDANCY}"),
+                ));
+            }
+            Some(RawRedundancy::Number(r)) => Redundancy::Fixed(r),
+        };
         let buffer_packets = self.buffer_packets.unwrap_or(1024);
         if buffer_packets < usize::from(window) {
             return Err(ConfigError::invalid(

@@ -8,7 +8,7 @@ use tcpnc_proto::{
     RepairPolicy,
 };
 
-use crate::config::{Coefficients, Config, Mode, Repair, Scheme};
+use crate::config::{Coefficients, Config, Mode, Redundancy, Repair, Scheme};
 use crate::engine::PeerEngine;
 use crate::error::GatewayError;
 
@@ -18,7 +18,10 @@ pub fn engine_config(config: &Config) -> EngineConfig {
     let mut e = EngineConfig {
         coding: c.mode == Mode::Nc,
         coding_window: usize::from(c.window),
-        redundancy: RedundancyPolicy::Fixed(c.redundancy),
+        redundancy: match c.redundancy {
+            Redundancy::Auto => RedundancyPolicy::adaptive(),
+            Redundancy::Fixed(r) => RedundancyPolicy::Fixed(r),
+        },
         scheme: match c.scheme {
             Scheme::Dense => CodingScheme::Dense,
             Scheme::Systematic => CodingScheme::Systematic,

@@ -1,6 +1,6 @@
 //! Config parsing and every validation error.
 
-use tcpnc_gateway::config::{Coefficients, Config, ConfigError, Mode, Repair, Scheme};
+use tcpnc_gateway::config::{Coefficients, Config, ConfigError, Mode, Redundancy, Repair, Scheme};
 
 /// The example from docs/gateway.md.
 const EXAMPLE: &str = r#"
@@ -56,7 +56,7 @@ fn example_parses() {
     assert!(c.interface.routes);
     assert_eq!(c.coding.mode, Mode::Nc);
     assert_eq!(c.coding.window, 16);
-    assert_eq!(c.coding.redundancy, 1.25);
+    assert_eq!(c.coding.redundancy, Redundancy::Fixed(1.25));
     assert_eq!(c.coding.scheme, Scheme::Systematic);
     assert_eq!(c.coding.coefficients, Coefficients::Explicit);
     assert_eq!(c.coding.repair, Repair::Off);
@@ -86,6 +86,7 @@ fn defaults() {
     assert_eq!(c.interface.stats_file.to_str(), Some("/run/tcpnc/t0.json"));
     assert_eq!(c.coding.mode, Mode::Nc);
     assert_eq!(c.coding.repair, Repair::Deficit);
+    assert_eq!(c.coding.redundancy, Redundancy::Auto);
     assert_eq!(c.peers[0].name, "peer0");
     assert_eq!(c.peers[0].keepalive_secs, 0);
 }
@@ -211,6 +212,11 @@ fn every_validation_error_names_key_and_reason() {
             replaced("window = 16", "window = 256"),
             "coding.window",
             "out of range",
+        ),
+        (
+            replaced("redundancy = 1.25", "redundancy = \"high\""),
+            "coding.redundancy",
+            "neither a number",
         ),
         (
             replaced("redundancy = 1.25", "redundancy = 0.9"),

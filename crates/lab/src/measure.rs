@@ -60,7 +60,10 @@ pub fn settings_json(
     }
     if mode == Mode::Nc {
         v["window"] = coding.window.into();
-        v["redundancy"] = coding.redundancy_for(path.loss).into();
+        v["redundancy"] = match coding.redundancy {
+            Some(r) => r.into(),
+            None => "auto".into(),
+        };
         v["scheme"] = coding.scheme.clone().into();
         v["repair"] = coding.repair.clone().into();
     }

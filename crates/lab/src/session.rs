@@ -329,7 +329,7 @@ pub fn gateway_config(
             c += &format!(
                 "[coding]\nmode = \"nc\"\nwindow = {}\nredundancy = {}\nseed = {}\n",
                 coding.window,
-                coding.redundancy_for(path.loss),
+                coding.redundancy_toml(),
                 path.seed
             );
             if let Some(r) = &coding.repair {

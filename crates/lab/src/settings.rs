@@ -1,7 +1,6 @@
 //! What a lab run is configured with: the emulated path, the coding, the transfer.
 
 use serde::{Deserialize, Serialize};
-use tcpnc_proto::RedundancyPolicy;
 
 use crate::error::{LabError, Result};
 
@@ -89,7 +88,7 @@ pub const DEFAULT_WINDOW: u16 = 8;
 pub struct CodingSettings {
     /// Coding window W.
     pub window: u16,
-    /// Redundancy R (`None`: 1/(1−p) + 0.4·p rounded to 0.01).
+    /// Redundancy R (`None`: `"auto"`, the gateways follow their own loss estimate).
     pub redundancy: Option<f64>,
     /// `"systematic"` or `"dense"` (`None`: the gateway's default).
     pub scheme: Option<String>,
@@ -110,12 +109,14 @@ impl Default for CodingSettings {
 }
 
 impl CodingSettings {
-    /// The redundancy actually used on a path with loss `p`: the given one, or
-    /// [`RedundancyPolicy::for_loss`] (1/(1 − p) + 0.4·p: 1.0 without loss, where the deficit
-    /// repair answers queue drops, 1.15 at 10 %; `docs/lab.md`).
-    pub fn redundancy_for(&self, p: f64) -> f64 {
-        self.redundancy
-            .unwrap_or_else(|| RedundancyPolicy::for_loss(p).factor())
+    /// The `coding.redundancy` value of the gateway config: R, or `"auto"` (the default: R
+    /// follows the gateway's loss estimate, 1/(1 − p̂) + 0.4·p̂, docs/engine.md), so the
+    /// gateways are not told the emulated loss rate.
+    pub fn redundancy_toml(&self) -> String {
+        match self.redundancy {
+            Some(r) => r.to_string(),
+            None => "\"auto\"".to_string(),
+        }
     }
 }
 
@@ -203,8 +204,9 @@ mod tests {
         };
         assert_eq!(p.queue(), 67);
         assert!((p.limit_mbit() - 18.0).abs() < 1e-9);
-        let c = CodingSettings::default();
-        assert_eq!(c.redundancy_for(0.0), 1.0);
-        assert_eq!(c.redundancy_for(0.1), 1.15);
+        let mut c = CodingSettings::default();
+        assert_eq!(c.redundancy_toml(), "\"auto\"");
+        c.redundancy = Some(1.15);
+        assert_eq!(c.redundancy_toml(), "1.15");
     }
 }

@@ -18,17 +18,48 @@ const ONE: u64 = 1 << 16;
 pub enum RedundancyPolicy {
     /// A fixed redundancy factor R ≥ 1 (§V-A: R = 1/(1 − p) in theory, tuned by trial).
     Fixed(f64),
+    /// R follows the loss rate the NC-ACKs' loss bitmaps report (Ha & Tsuru §3.1; DESIGN
+    /// "adaptive from the loss bitmap"): after every NC-ACK, R = [`RedundancyPolicy::for_loss`]
+    /// of the sender's estimate p̂ ([`LossEstimator::random_loss_rate`]), at most `max`. Starts
+    /// at 1 (no loss known); losses before the estimate catches up are left to the deficit
+    /// repair.
+    ///
+    /// [`LossEstimator::random_loss_rate`]: crate::loss_tracker::LossEstimator::random_loss_rate
+    Adaptive {
+        /// Upper bound of R.
+        max: f64,
+    },
 }
 
 impl RedundancyPolicy {
     /// Checks that R is finite and in `[1, MAX_REDUNDANCY]` (R < 1 would skip "the new
     /// packet's" combination for some arrivals).
     pub fn validate(&self) -> Result<(), ConfigError> {
+        let r = match *self {
+            RedundancyPolicy::Fixed(r) => r,
+            RedundancyPolicy::Adaptive { max } => max,
+        };
+        if r.is_finite() && (1.0..=MAX_REDUNDANCY).contains(&r) {
+            Ok(())
+        } else {
+            Err(ConfigError::Redundancy(r))
+        }
+    }
+
+    /// The adaptive policy with the default bound (R ≤ 2, i.e. up to 50 % loss repaired by
+    /// redundancy alone).
+    pub const fn adaptive() -> RedundancyPolicy {
+        RedundancyPolicy::Adaptive { max: 2.0 }
+    }
+
+    /// R for an estimated loss rate `p`: the fixed R, or [`RedundancyPolicy::for_loss`] bounded
+    /// by `max`.
+    pub fn factor_for(&self, p: f64) -> f64 {
         match *self {
-            RedundancyPolicy::Fixed(r) if r.is_finite() && (1.0..=MAX_REDUNDANCY).contains(&r) => {
-                Ok(())
+            RedundancyPolicy::Fixed(r) => r,
+            RedundancyPolicy::Adaptive { max } => {
+                RedundancyPolicy::for_loss(p).factor().min(max).max(1.0)
             }
-            RedundancyPolicy::Fixed(r) => Err(ConfigError::Redundancy(r)),
         }
     }
 
@@ -48,10 +79,11 @@ impl RedundancyPolicy {
         RedundancyPolicy::Fixed(((r * 100.0).round() / 100.0).clamp(1.0, MAX_REDUNDANCY))
     }
 
-    /// The nominal R.
+    /// The nominal R (the starting R, 1, for the adaptive policy).
     pub fn factor(&self) -> f64 {
         match *self {
             RedundancyPolicy::Fixed(r) => r,
+            RedundancyPolicy::Adaptive { .. } => 1.0,
         }
     }
 }
@@ -73,6 +105,21 @@ impl RedundancyAccumulator {
             step: (r * ONE as f64).round() as u64,
             acc: 0,
         }
+    }
+
+    /// Changes R for the following arrivals (the fraction N already accumulated is kept).
+    pub fn set_factor(&mut self, r: f64) {
+        let r = if r.is_finite() {
+            r.clamp(1.0, MAX_REDUNDANCY)
+        } else {
+            1.0
+        };
+        self.step = (r * ONE as f64).round() as u64;
+    }
+
+    /// The current R.
+    pub fn factor(&self) -> f64 {
+        self.step as f64 / ONE as f64
     }
 
     /// One arrival: N += R, returns floor(N) and keeps N − floor(N). Always ≥ 1 since R ≥ 1.
@@ -129,6 +176,26 @@ mod tests {
         assert_eq!(r(-1.0), 1.0);
         assert_eq!(r(f64::NAN), 1.0);
         assert!(RedundancyPolicy::for_loss(0.95).validate().is_ok());
+    }
+
+    #[test]
+    fn adaptive_follows_the_estimate_within_bounds() {
+        let a = RedundancyPolicy::adaptive();
+        assert_eq!(a.factor(), 1.0);
+        assert_eq!(a.factor_for(0.0), 1.0);
+        assert_eq!(a.factor_for(0.1), 1.15);
+        assert_eq!(a.factor_for(0.8), 2.0);
+        assert_eq!(RedundancyPolicy::Fixed(1.3).factor_for(0.5), 1.3);
+        assert!(RedundancyPolicy::Adaptive { max: 0.5 }.validate().is_err());
+        assert!(a.validate().is_ok());
+        let mut acc = RedundancyAccumulator::new(&a);
+        assert_eq!(acc.on_arrival(), 1);
+        acc.set_factor(1.5);
+        assert_eq!(acc.factor(), 1.5);
+        let total: u32 = (0..100).map(|_| acc.on_arrival()).sum();
+        assert!((149..=151).contains(&total), "{total}");
+        acc.set_factor(f64::NAN);
+        assert_eq!(acc.factor(), 1.0);
     }
 
     #[test]

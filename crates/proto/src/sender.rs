@@ -21,7 +21,7 @@ use crate::hooks::WindowInputs;
 use crate::ident::flow_key;
 use crate::loss_tracker::LossEstimator;
 use crate::output::Output;
-use crate::redundancy::RedundancyAccumulator;
+use crate::redundancy::{RedundancyAccumulator, RedundancyPolicy};
 use crate::repair::{ACK_SILENCE, DeficitRepair};
 use crate::rng::EngineRng;
 use crate::stats::FlowStats;
@@ -392,6 +392,11 @@ impl SenderHalf {
         fs.coding_buffer_len = self.buffer.len();
         self.loss.on_ack(ack);
         fs.loss_rate_estimate_ppm = (self.loss.loss_rate() * 1e6) as u32;
+        if let RedundancyPolicy::Adaptive { .. } = cfg.redundancy {
+            let r = cfg.redundancy.factor_for(self.loss.random_loss_rate());
+            self.acc.set_factor(r);
+        }
+        fs.redundancy_permille = (self.acc.factor() * 1000.0).round() as u64;
         if self.nc_ack.is_none_or(|a| seq_lt(a, ack.ack)) {
             self.nc_ack = Some(ack.ack);
         }

@@ -29,6 +29,9 @@ pub struct FlowStats {
     /// Duplicate NC-ACKs not given to the local TCP: same loss episode as a signal already
     /// given (`SenderHalf::hold_duplicate`).
     pub dup_acks_held: u64,
+    /// R in use after the latest NC-ACK, × 1000 (follows the loss estimate with the adaptive
+    /// redundancy policy).
+    pub redundancy_permille: u64,
     /// NC-ACKs received from the peer for our data.
     pub acks_received: u64,
     /// TCP ACKs synthesised for the local sender.
@@ -154,7 +157,7 @@ impl FlowStats {
     /// (gateway stats file, simulator) are built from, so they cannot drift from the struct.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
-            data_sent, redundant_sent, repairs_sent, retransmissions_absorbed, dup_acks_held, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
+            data_sent, redundant_sent, repairs_sent, retransmissions_absorbed, dup_acks_held, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
             coding_buffer_len, loss_rate_estimate_ppm, data_received, innovative, non_innovative,
             acks_sent, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)
     }

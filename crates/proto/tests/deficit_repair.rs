@@ -1,0 +1,179 @@
+//! The deficit repair's effect on what the local TCP sees (`repair.rs`, docs/engine.md):
+//! one congestion signal per loss episode, retransmissions absorbed while NC-ACKs flow, and
+//! every packet seen in the end.
+
+mod common;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use common::*;
+use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
+use tcpnc_proto::{AckPolicy, Engine, EngineConfig, FlowStats, RedundancyPolicy, RepairPolicy};
+use tcpnc_wire::FrameRepr;
+
+const SEG: u32 = 100;
+const ISN: u32 = 9_000;
+/// Time between two segments of the scripted sender.
+const STEP: u64 = 5;
+/// Return-path delay of the NC-ACKs.
+const ACK_DELAY: u64 = 20;
+
+fn config(repair: RepairPolicy) -> EngineConfig {
+    EngineConfig {
+        coding_window: 2,
+        redundancy: RedundancyPolicy::Fixed(1.0),
+        ack_policy: AckPolicy::InnovativeOnly,
+        repair,
+        ..EngineConfig::default()
+    }
+}
+
+fn data_segment(i: u32) -> Vec<u8> {
+    let payload = vec![i as u8; SEG as usize];
+    segment(
+        &client_to_server(),
+        ISN + i * SEG,
+        1,
+        TcpFlags::ACK,
+        1000,
+        &[],
+        &payload,
+    )
+}
+
+fn is_repair(datagram: &[u8]) -> bool {
+    matches!(FrameRepr::parse(datagram), Ok(FrameRepr::Data { header, .. }) if header.flush)
+}
+
+struct Outcome {
+    /// Ack numbers of the TCP ACKs the local sender got, in order.
+    acks: Vec<u32>,
+    flow: FlowStats,
+}
+
+/// `k` segments, one every STEP ms, through A → B; DATA frames of the segments in `lost` are
+/// dropped, and so is every repair sent before `repairs_from` ms. NC-ACKs take ACK_DELAY ms.
+fn run(repair: RepairPolicy, k: u32, lost: &[u32], repairs_from: u64) -> Outcome {
+    let mut a = Engine::new(config(repair), 1).unwrap();
+    let mut b = Engine::new(config(repair), 2).unwrap();
+    let mut acks_in_flight: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
+    let mut acks = Vec::new();
+    // Extra steps after the last segment let the repairs finish.
+    for step in 0..k + 40 {
+        let now = u64::from(step) * STEP;
+        while acks_in_flight.front().is_some_and(|(t, _)| *t <= now) {
+            let (_, d) = acks_in_flight.pop_front().unwrap();
+            a.handle_datagram(ms(now), &d);
+        }
+        if step < k {
+            a.handle_local(ms(now), &data_segment(step));
+        }
+        while let Some(d) = a.poll_transmit() {
+            let lost_here = (step < k && lost.contains(&step) && !is_repair(&d))
+                || (is_repair(&d) && now < repairs_from);
+            if !lost_here {
+                b.handle_datagram(ms(now), &d);
+            }
+        }
+        while b.poll_local().is_some() {}
+        while let Some(d) = b.poll_transmit() {
+            acks_in_flight.push_back((now + ACK_DELAY, d));
+        }
+        while let Some(p) = a.poll_local() {
+            let pkt = TcpPacket::parse(&p).unwrap();
+            assert!(pkt.checksum_ok());
+            acks.push(pkt.tcp.ack);
+        }
+    }
+    let flow = a.stats().flows.values().next().cloned().unwrap();
+    Outcome { acks, flow }
+}
+
+/// Longest run of equal consecutive ack numbers minus one (duplicates in a row).
+fn longest_dup_run(acks: &[u32]) -> usize {
+    let mut best = 0;
+    let mut run = 0;
+    for p in acks.windows(2) {
+        run = if p[0] == p[1] { run + 1 } else { 0 };
+        best = best.max(run);
+    }
+    best
+}
+
+#[test]
+fn one_signal_per_loss_episode_and_everything_seen() {
+    // Two losses in a row (segments 10 and 11, sent at 50 and 55 ms) reach W = 2: from the
+    // NC-ACK of segment 12 (at A at 80 ms) the NC ack stalls. Repairs sent before 100 ms are
+    // dropped, so the stall lasts until the NC-ACK of the first repair that gets through
+    // (about 120 ms), within two round trips (40 ms) of the third duplicate (90 ms).
+    let lost = [10, 11];
+    let off = run(RepairPolicy::Off, 60, &lost, 0);
+    let on = run(RepairPolicy::Deficit, 60, &lost, 100);
+    // The paper's rules: every combination after the stall is a duplicate ACK for TCP, and
+    // nothing refills the hole (TCP would have to retransmit).
+    assert!(longest_dup_run(&off.acks) > 20, "{:?}", off.acks);
+    assert_ne!(*off.acks.last().unwrap(), ISN + 60 * SEG);
+    assert_eq!(off.flow.dup_acks_held, 0);
+    // With the repair: TCP gets its three duplicates (one congestion signal), the rest of the
+    // episode is withheld, and once repairs get through every packet is seen.
+    assert_eq!(longest_dup_run(&on.acks), 3, "{:?}", on.acks);
+    assert!(on.flow.dup_acks_held >= 3, "{}", on.flow.dup_acks_held);
+    assert!(on.flow.repairs_sent > 0);
+    assert_eq!(*on.acks.last().unwrap(), ISN + 60 * SEG, "{:?}", on.acks);
+}
+
+#[test]
+fn a_stall_longer_than_two_round_trips_reaches_tcp() {
+    // Repairs dropped until 250 ms: the duplicates after the 40 ms hold reach TCP again
+    // (the loss persists, TCP must see it), and the repairs still finish the job.
+    let on = run(RepairPolicy::Deficit, 60, &[10, 11], 250);
+    let held = on.flow.dup_acks_held as usize;
+    assert!((3..=9).contains(&held), "{held}");
+    assert!(longest_dup_run(&on.acks) > 10, "{:?}", on.acks);
+    assert_eq!(*on.acks.last().unwrap(), ISN + 60 * SEG, "{:?}", on.acks);
+}
+
+#[test]
+fn retransmissions_are_absorbed_only_while_acks_flow() {
+    let mut a = Engine::new(config(RepairPolicy::Deficit), 1).unwrap();
+    let mut b = Engine::new(config(RepairPolicy::Deficit), 2).unwrap();
+    for i in 0..4 {
+        a.handle_local(ms(0), &data_segment(i));
+    }
+    let frames: Vec<Vec<u8>> = std::iter::from_fn(|| a.poll_transmit()).collect();
+    assert_eq!(frames.len(), 4);
+    // Only the first frame arrives; its NC-ACK reaches A at 10 ms.
+    b.handle_datagram(ms(0), &frames[0]);
+    while b.poll_local().is_some() {}
+    let ack = b.poll_transmit().unwrap();
+    a.handle_datagram(ms(10), &ack);
+    while a.poll_local().is_some() {}
+    while a.poll_transmit().is_some() {} // repairs for the reported deficit, if any
+    // TCP retransmits segment 2 (still buffered) 20 ms later: absorbed.
+    a.handle_local(ms(30), &data_segment(2));
+    assert!(a.poll_transmit().is_none());
+    let absorbed = |a: &Engine| {
+        a.stats()
+            .flows
+            .values()
+            .next()
+            .unwrap()
+            .retransmissions_absorbed
+    };
+    assert_eq!(absorbed(&a), 1);
+    // After more than ACK_SILENCE without NC-ACKs the same retransmission is coded again.
+    let late = ms(10) + tcpnc_proto::repair::ACK_SILENCE + Duration::from_millis(1);
+    a.handle_local(late, &data_segment(2));
+    assert!(a.poll_transmit().is_some());
+    assert_eq!(absorbed(&a), 1);
+    // Repair off: always coded (§III-C).
+    let mut c = Engine::new(config(RepairPolicy::Off), 1).unwrap();
+    for i in 0..4 {
+        c.handle_local(ms(0), &data_segment(i));
+    }
+    while c.poll_transmit().is_some() {}
+    c.handle_datagram(ms(10), &ack);
+    c.handle_local(ms(30), &data_segment(2));
+    assert!(c.poll_transmit().is_some());
+}
