@@ -488,7 +488,7 @@ impl RawCoding {
                 ));
             }
         };
-        let coefficients = match self.coefficients.as_deref().unwrap_or("explicit") {
+        let coefficients = match self.coefficients.as_deref().unwrap_or("seeded") {
             "explicit" => Coefficients::Explicit,
             "seeded" => Coefficients::Seeded,
             other => {

@@ -133,7 +133,7 @@ impl Default for EngineConfig {
             coding_window: 3,
             redundancy: RedundancyPolicy::Fixed(1.25),
             scheme: CodingScheme::Dense,
-            coefficients: CoefficientTransport::Explicit,
+            coefficients: CoefficientTransport::Seeded,
             tunnel_mtu: 1472,
             limits: Limits::default(),
             idle_timeout: Duration::from_secs(300),
@@ -221,22 +221,22 @@ impl EngineConfig {
     /// DATA header at n = W (the largest one, §III-B) minus the TCP subheader
     /// ([`SUBHEADER_LEN_ASSUMED`]). May be negative for an invalid configuration.
     ///
-    /// The header is sized for the CONTIGUOUS range form, not the gapped one: the coding buffer
-    /// keeps its packets contiguous in sequence space (its no-gap rule, `docs/tcp-handling.md`),
-    /// so every combination the sender emits encodes its ranges at most that long (for n = 1
-    /// both forms are 6 bytes). This turns the shorter header into payload (14 bytes at W = 8).
+    /// The header is sized for the UNIFORM range form (8 bytes, whatever W): a bulk TCP sender
+    /// sends MSS-sized segments, so the packets of a coding window have one length, the last one
+    /// excepted. A window holding a shorter packet earlier needs the CONTIGUOUS form (2n + 4
+    /// bytes); the sender then leaves out packets until the combination fits (`sender.rs`).
+    /// Sizing for the rare case instead cost 12 bytes of every segment at W = 8, 28 at W = 16.
     pub fn mss_clamp(&self, ip: IpVersion) -> i64 {
-        let header = tcpnc_wire::data_header_len(
-            self.coding_window,
-            self.coefficients.wire_mode(),
-            ip,
-            RangeForm::Contiguous,
-        )
-        .max(tcpnc_wire::header_overhead(
-            1,
-            CoefficientMode::Systematic,
-            ip,
-        ));
+        let mode = self.coefficients.wire_mode();
+        // n = 1 takes the 6-byte gapped form; n = 2 the 8-byte contiguous one, as long as UNIFORM.
+        let form = if self.coding_window >= 2 {
+            RangeForm::Uniform
+        } else {
+            RangeForm::Gapped
+        };
+        let header = tcpnc_wire::data_header_len(self.coding_window, mode, ip, form).max(
+            tcpnc_wire::header_overhead(1, CoefficientMode::Systematic, ip),
+        );
         self.tunnel_mtu as i64 - header as i64 - SUBHEADER_LEN_ASSUMED as i64
     }
 }
@@ -280,14 +280,23 @@ mod tests {
 
     #[test]
     fn mss_clamp_follows_header_overhead() {
-        let c = EngineConfig {
+        let mut c = EngineConfig {
             coding_window: 4,
             tunnel_mtu: 1400,
+            coefficients: CoefficientTransport::Explicit,
             ..EngineConfig::default()
         };
-        // IPv4 explicit, contiguous ranges: 16 + 12 (flow) + (2n + 4) + n = 44 bytes of DATA
-        // header at n = 4, 16 bytes of subheader; IPv6 flows are 24 bytes longer.
-        assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 44 - 16);
-        assert_eq!(c.mss_clamp(IpVersion::V6), 1400 - 68 - 16);
+        // IPv4 explicit, uniform ranges: 16 + 12 (flow) + 8 + n = 40 bytes of DATA header at
+        // n = 4, 16 bytes of subheader; IPv6 flows are 24 bytes longer.
+        assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 40 - 16);
+        assert_eq!(c.mss_clamp(IpVersion::V6), 1400 - 64 - 16);
+        // Seeded: a 4-byte seed whatever W.
+        c.coefficients = CoefficientTransport::Seeded;
+        assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 40 - 16);
+        c.coding_window = 64;
+        assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 40 - 16);
+        // W = 1: the gapped form of one packet (6 bytes) is the longest.
+        c.coding_window = 1;
+        assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 38 - 16);
     }
 }

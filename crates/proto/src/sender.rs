@@ -12,7 +12,9 @@
 use std::time::Duration;
 
 use tcpnc_codec::coefficients_from_seed;
-use tcpnc_wire::{AckRepr, Coefficients, DataRepr, FlowId, FrameRepr, SeqRange};
+use tcpnc_wire::{
+    AckRepr, CoefficientMode, Coefficients, DataRepr, FlowId, FrameRepr, RangeForm, SeqRange,
+};
 
 use crate::coding_buffer::{CodingBuffer, CodingBufferError, CodingBufferLimits, IndexRange};
 use crate::config::{CodingScheme, CoefficientTransport, EngineConfig};
@@ -242,7 +244,34 @@ impl SenderHalf {
         } else {
             Some(cfg.coefficients)
         };
+        // The MSS clamp reserves the header of W packets of equal length (UNIFORM range form);
+        // a window holding a shorter packet before its last one needs the longer CONTIGUOUS
+        // form, so it gives up packets, farthest from the arrival first, until it fits.
+        let mut range = range;
+        while range.len() > 1 && !self.fits(range, cfg.coefficients.wire_mode(), cfg) {
+            if range.first < arrival {
+                range.first += 1;
+            } else {
+                range.last -= 1;
+            }
+        }
         self.emit(range, transport, redundant, flush, false, rng, out, fs);
+    }
+
+    /// Whether a combination of `range` with coefficients sent as `mode` fits the tunnel MTU.
+    fn fits(&self, range: IndexRange, mode: CoefficientMode, cfg: &EngineConfig) -> bool {
+        let ranges: Vec<SeqRange> = self
+            .buffer
+            .range(range)
+            .map(|p| SeqRange::new(p.start, p.end))
+            .collect();
+        let header = tcpnc_wire::data_header_len(
+            ranges.len(),
+            mode,
+            self.data_flow.ip_version(),
+            RangeForm::of(&ranges),
+        );
+        header + self.buffer.max_packet_len(range) <= cfg.tunnel_mtu
     }
 
     /// Emits one repair combination (`repair.rs`): every buffered packet from the oldest
@@ -261,25 +290,13 @@ impl SenderHalf {
         if last < first {
             return;
         }
-        let ip = self.data_flow.ip_version();
         let mut n = (last - first + 1).min(crate::config::MAX_CODING_WINDOW as u64);
         loop {
             let range = IndexRange {
                 first,
                 last: first + n - 1,
             };
-            let ranges: Vec<SeqRange> = self
-                .buffer
-                .range(range)
-                .map(|p| SeqRange::new(p.start, p.end))
-                .collect();
-            let header = tcpnc_wire::data_header_len(
-                ranges.len(),
-                tcpnc_wire::CoefficientMode::Seeded,
-                ip,
-                tcpnc_wire::RangeForm::of(&ranges),
-            );
-            if header + self.buffer.max_packet_len(range) <= cfg.tunnel_mtu || n == 1 {
+            if n == 1 || self.fits(range, CoefficientMode::Seeded, cfg) {
                 let transport = Some(CoefficientTransport::Seeded);
                 self.emit(range, transport, true, true, true, rng, out, fs);
                 return;
