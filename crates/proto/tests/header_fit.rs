@@ -1,0 +1,94 @@
+//! The MSS clamp reserves the UNIFORM range form (`EngineConfig::mss_clamp`); a coding window
+//! holding a shorter packet before its last one needs the longer CONTIGUOUS form and must shrink
+//! until the datagram fits the tunnel MTU, for ordinary combinations and repairs alike.
+
+mod common;
+
+use common::*;
+use tcpnc_proto::tcp::TcpFlags;
+use tcpnc_proto::{CoefficientTransport, Engine, EngineConfig, RedundancyPolicy, RepairPolicy};
+use tcpnc_wire::{FrameRepr, IpVersion};
+
+const ISN: u32 = 1_000;
+
+#[test]
+fn windows_with_a_short_packet_fit_the_mtu() {
+    for coefficients in [CoefficientTransport::Seeded, CoefficientTransport::Explicit] {
+        let cfg = EngineConfig {
+            coding_window: 8,
+            tunnel_mtu: 600,
+            redundancy: RedundancyPolicy::Fixed(1.0),
+            coefficients,
+            repair: RepairPolicy::Deficit,
+            ..EngineConfig::default()
+        };
+        let mss = cfg.mss_clamp(IpVersion::V4) as usize;
+        let mut a = Engine::new(cfg.clone(), 1).unwrap();
+        let mut b = Engine::new(cfg.clone(), 2).unwrap();
+        // Full segments with a short one (10 bytes) second: the next windows of 8 hold it in
+        // the middle until it slides out, and so does every repair over the whole buffer.
+        let sizes: Vec<usize> = (0..30).map(|i| if i == 1 { 10 } else { mss }).collect();
+        let mut seq = ISN;
+        let mut lengths = Vec::new();
+        // Widest ordinary combination and widest repair (FLUSH).
+        let mut widest = [0usize; 2];
+        let mut note = |d: &[u8], lengths: &mut Vec<usize>| {
+            lengths.push(d.len());
+            if let Ok(FrameRepr::Data { header, .. }) = FrameRepr::parse(d) {
+                let w = &mut widest[usize::from(header.flush)];
+                *w = (*w).max(header.ranges.len());
+            }
+        };
+        // One flight: NC-ACKs are held back until every segment is sent, so the coding buffer
+        // fills and windows reach W; every third datagram is lost.
+        let mut acks = Vec::new();
+        for (i, &len) in sizes.iter().enumerate() {
+            let payload = vec![i as u8; len];
+            let seg = segment(
+                &client_to_server(),
+                seq,
+                1,
+                TcpFlags::ACK,
+                1000,
+                &[],
+                &payload,
+            );
+            seq += len as u32;
+            a.handle_local(ms(0), &seg);
+            while let Some(d) = a.poll_transmit() {
+                note(&d, &mut lengths);
+                if lengths.len() % 3 != 0 {
+                    b.handle_datagram(ms(0), &d);
+                }
+            }
+            while b.poll_local().is_some() {}
+            acks.extend(std::iter::from_fn(|| b.poll_transmit()));
+        }
+        // The NC-ACKs report the deficit: whole-buffer repairs, delivered without loss.
+        for round in 1..10 {
+            for ack in acks.drain(..) {
+                a.handle_datagram(ms(round), &ack);
+            }
+            while a.poll_local().is_some() {}
+            while let Some(d) = a.poll_transmit() {
+                note(&d, &mut lengths);
+                b.handle_datagram(ms(round), &d);
+            }
+            while b.poll_local().is_some() {}
+            acks.extend(std::iter::from_fn(|| b.poll_transmit()));
+        }
+        assert!(
+            lengths.iter().all(|&l| l <= cfg.tunnel_mtu),
+            "{coefficients:?}: {lengths:?}"
+        );
+        assert_eq!(a.stats().oversize_datagrams, 0);
+        assert!(a.stats().flows.values().next().unwrap().repairs_sent > 0);
+        // Everything was seen and delivered in the end.
+        let delivered = b.stats().flows.values().next().unwrap().bytes_delivered;
+        assert_eq!(delivered, u64::from(seq - ISN), "{coefficients:?}");
+        // Windows of the full W still occur once the short packet is out of them, and repairs
+        // span more than W packets where the header allows.
+        assert_eq!(widest[0], 8, "{coefficients:?}");
+        assert!(widest[1] > 8, "{coefficients:?}: {widest:?}");
+    }
+}
