@@ -84,7 +84,8 @@ impl Engine {
         self.flows.values().map(|f| f.deadline(&self.config)).min()
     }
 
-    /// Runs the timers due at `now`: redeliveries (§IV-C), idle expiry, finished-flow linger.
+    /// Runs the timers due at `now`: redeliveries (§IV-C), repair probes, idle expiry,
+    /// finished-flow linger.
     pub fn handle_timeout(&mut self, now: Duration) {
         let keys: Vec<ConnKey> = self
             .flows
@@ -110,6 +111,15 @@ impl Engine {
             }
             flow.receiver
                 .on_timeout(now, &self.config, &mut self.out, &mut flow.stats);
+            if let Some(sender) = flow.sender.as_mut() {
+                sender.on_timeout(
+                    now,
+                    &self.config,
+                    &mut self.rng,
+                    &mut self.out,
+                    &mut flow.stats,
+                );
+            }
             self.snapshot(&key, now);
         }
     }

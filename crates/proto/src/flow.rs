@@ -81,7 +81,8 @@ impl Flow {
         self.sender.as_ref().is_some_and(|s| s.finished()) && self.receiver.finished()
     }
 
-    /// When this flow must be looked at again: idle expiry, linger after finishing, redelivery.
+    /// When this flow must be looked at again: idle expiry, linger after finishing, redelivery,
+    /// repair probe.
     pub fn deadline(&self, cfg: &EngineConfig) -> Duration {
         let mut d = self.last_activity + cfg.idle_timeout;
         if let Some(f) = self.finished_at {
@@ -89,6 +90,9 @@ impl Flow {
         }
         if let Some(r) = self.receiver.poll_timeout(cfg) {
             d = d.min(r);
+        }
+        if let Some(s) = self.sender.as_ref().and_then(|s| s.poll_timeout()) {
+            d = d.min(s);
         }
         d
     }

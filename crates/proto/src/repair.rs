@@ -27,6 +27,11 @@
 //! `n_r` of later ACKs, so a deficit is not repaired twice; repairs that are lost show up in a
 //! later N_lp and are repaired again one round trip later.
 //!
+//! Repairs are driven by NC-ACKs, so a stall in which every repair (or every NC-ACK) is lost
+//! while TCP waits would only end with TCP's retransmission timeout. While the last NC-ACK
+//! reported missing DoFs, the sender therefore arms a probe: after two round trips without an
+//! NC-ACK it sends that many repairs again (doubling the wait, at most [`MAX_PROBES`] times).
+//!
 //! Repairs do not hide congestion from TCP: a burst of queue drops still stalls the NC-ACK for
 //! about one round trip (TCP sees duplicate ACKs and reduces its window) but the holes are
 //! refilled in that round trip instead of one per round trip.
@@ -45,6 +50,9 @@ pub const ACK_SILENCE: Duration = Duration::from_millis(100);
 
 /// Sent Pids remembered for the in-flight accounting (Pids further back are not accounted).
 const LOG_LEN: usize = 4096;
+
+/// Repair probes sent after one NC-ACK before the sender leaves the stall to TCP's timers.
+pub const MAX_PROBES: u32 = 4;
 
 /// Largest burst of repairs answering one NC-ACK.
 pub const MAX_REPAIRS_PER_ACK: u32 = 64;

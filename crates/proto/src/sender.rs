@@ -24,7 +24,7 @@ use crate::ident::flow_key;
 use crate::loss_tracker::LossEstimator;
 use crate::output::Output;
 use crate::redundancy::{RedundancyAccumulator, RedundancyPolicy};
-use crate::repair::{ACK_SILENCE, DeficitRepair};
+use crate::repair::{ACK_SILENCE, DeficitRepair, MAX_PROBES};
 use crate::rng::EngineRng;
 use crate::stats::FlowStats;
 use crate::tcp::{FlowKey, IpParams, TcpFlags, TcpPacket, build_ack, seq_add, seq_lt};
@@ -49,6 +49,8 @@ pub struct SenderHalf {
     stall_dups: u32,
     /// When the local TCP last got its third duplicate ACK of a stall (a congestion signal).
     signalled_at: Option<Duration>,
+    /// Repair probe: deadline and probes sent since the last NC-ACK (`repair.rs`).
+    probe: Option<(Duration, u32)>,
     /// Index of the newest packet already included in a sent combination.
     newest_sent: Option<u64>,
     /// Ack number and window field of the last TCP ACK given to the local TCP.
@@ -89,6 +91,7 @@ impl SenderHalf {
             now: Duration::ZERO,
             stall_dups: 0,
             signalled_at: None,
+            probe: None,
             newest_sent: None,
             last_tcp_ack: None,
             nc_ack: None,
@@ -425,6 +428,9 @@ impl SenderHalf {
             for _ in 0..count {
                 self.send_repair(cfg, rng, out, fs);
             }
+            // While DoFs are missing, an NC-ACK silence of two round trips sends a probe.
+            self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
+                .then(|| (now + self.probe_interval(0), 0));
         }
         let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
         if cfg.repair.repairs_deficit() && self.hold_duplicate(now, duplicate) {
@@ -518,8 +524,49 @@ impl SenderHalf {
         by_packets.min(by_bytes).min(u64::from(u32::MAX)) as u32
     }
 
-    /// Nothing time-driven in the base sender (the Pause-ACK hook will add a deadline).
+    /// When [`SenderHalf::on_timeout`] must run: the repair probe's deadline.
     pub fn poll_timeout(&self) -> Option<Duration> {
-        None
+        self.probe.map(|(deadline, _)| deadline)
+    }
+
+    /// Two combination round trips (100 ms before one is measured), doubled per probe already
+    /// sent: the NC layer's tail-loss probe, below TCP's own retransmission timeout.
+    fn probe_interval(&self, probes: u32) -> Duration {
+        let rtt = self.repair.srtt().unwrap_or(Duration::from_millis(100));
+        (rtt * 2).max(Duration::from_millis(10)) * (1 << probes.min(MAX_PROBES))
+    }
+
+    /// The repair probe (`repair.rs`): the last NC-ACK reported missing DoFs and none has
+    /// arrived for the probe interval, so the repairs sent for it (or the NC-ACKs) were lost
+    /// and, with TCP waiting for those very ACKs, nothing else would trigger a repair before
+    /// TCP's retransmission timeout. Sends the last reported N_lp again as repairs; backs off
+    /// and gives up after [`MAX_PROBES`] probes.
+    pub fn on_timeout(
+        &mut self,
+        now: Duration,
+        cfg: &EngineConfig,
+        rng: &mut EngineRng,
+        out: &mut Output,
+        fs: &mut FlowStats,
+    ) {
+        let Some((deadline, probes)) = self.probe else {
+            return;
+        };
+        if deadline > now {
+            return;
+        }
+        self.now = now;
+        if self.buffer.is_empty() || probes >= MAX_PROBES {
+            self.probe = None;
+            return;
+        }
+        let q = (1.0 - self.loss.random_loss_rate()).clamp(crate::repair::MIN_DELIVERY, 1.0);
+        let count = ((f64::from(self.loss.lost_dof.max(1)) / q).ceil() as u32)
+            .min(crate::repair::MAX_REPAIRS_PER_ACK);
+        for _ in 0..count {
+            self.send_repair(cfg, rng, out, fs);
+        }
+        fs.repair_probes += 1;
+        self.probe = Some((now + self.probe_interval(probes + 1), probes + 1));
     }
 }

@@ -26,6 +26,8 @@ pub struct FlowStats {
     /// Local TCP retransmissions of buffered bytes not coded again because NC-ACKs were
     /// flowing and the deficit repair covers them (`repair.rs`).
     pub retransmissions_absorbed: u64,
+    /// Repair probes: repairs sent because NC-ACKs stopped while DoFs were missing.
+    pub repair_probes: u64,
     /// Duplicate NC-ACKs not given to the local TCP: same loss episode as a signal already
     /// given (`SenderHalf::hold_duplicate`).
     pub dup_acks_held: u64,
@@ -157,7 +159,7 @@ impl FlowStats {
     /// (gateway stats file, simulator) are built from, so they cannot drift from the struct.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
-            data_sent, redundant_sent, repairs_sent, retransmissions_absorbed, dup_acks_held, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
+            data_sent, redundant_sent, repairs_sent, repair_probes, retransmissions_absorbed, dup_acks_held, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
             coding_buffer_len, loss_rate_estimate_ppm, data_received, innovative, non_innovative,
             acks_sent, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)
     }
