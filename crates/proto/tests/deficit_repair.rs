@@ -66,6 +66,9 @@ fn run(repair: RepairPolicy, k: u32, lost: &[u32], repairs_from: u64) -> Outcome
             let (_, d) = acks_in_flight.pop_front().unwrap();
             a.handle_datagram(ms(now), &d);
         }
+        if a.poll_timeout().is_some_and(|t| t <= ms(now)) {
+            a.handle_timeout(ms(now));
+        }
         if step < k {
             a.handle_local(ms(now), &data_segment(step));
         }
@@ -176,4 +179,17 @@ fn retransmissions_are_absorbed_only_while_acks_flow() {
     c.handle_datagram(ms(10), &ack);
     c.handle_local(ms(30), &data_segment(2));
     assert!(c.poll_transmit().is_some());
+}
+
+#[test]
+fn a_probe_repairs_when_the_nc_acks_stop() {
+    // The sender's TCP has nothing more to send after segment 15 (75 ms): once the stall's
+    // repairs are dropped (until 120 ms) no combination reaches the receiver, no NC-ACK comes
+    // back, and only the probe, two round trips after the last NC-ACK, repairs the hole.
+    let on = run(RepairPolicy::Deficit, 16, &[10, 11], 120);
+    assert!(on.flow.repair_probes >= 1, "{}", on.flow.repair_probes);
+    assert_eq!(*on.acks.last().unwrap(), ISN + 16 * SEG, "{:?}", on.acks);
+    // Without the repair the hole stays for TCP to retransmit.
+    let off = run(RepairPolicy::Off, 16, &[10, 11], 0);
+    assert_ne!(*off.acks.last().unwrap(), ISN + 16 * SEG);
 }
