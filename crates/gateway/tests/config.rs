@@ -88,6 +88,7 @@ fn defaults() {
     assert_eq!(c.coding.repair, Repair::Deficit);
     assert_eq!(c.coding.redundancy, Redundancy::Auto);
     assert_eq!(c.coding.coefficients, Coefficients::Seeded);
+    assert_eq!(c.coding.window, 12);
     assert_eq!(c.peers[0].name, "peer0");
     assert_eq!(c.peers[0].keepalive_secs, 0);
 }

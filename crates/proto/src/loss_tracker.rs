@@ -120,7 +120,8 @@ impl LossEstimator {
         self.lost_dof = ack.lost_dof;
         let echo = ack.pid_echo;
         let from = match self.classified_to {
-            None => echo.wrapping_sub(32),
+            // Pids start at 0: before it there is nothing to count as received.
+            None => echo.saturating_sub(32),
             Some(c) => {
                 let ahead = echo.wrapping_sub(c);
                 if ahead == 0 || ahead >= 1 << 31 {
@@ -154,6 +155,11 @@ impl LossEstimator {
             pid = pid.wrapping_add(1);
         }
         self.classified_to = Some(echo);
+    }
+
+    /// Whether [`LossEstimator::random_loss_rate`] rests on at least one complete window.
+    pub fn floor_known(&self) -> bool {
+        !self.rates.is_empty()
     }
 
     /// Estimate of the path's *random* loss rate: the smallest loss rate among the last
@@ -242,6 +248,14 @@ mod tests {
     }
 
     #[test]
+    fn first_ack_counts_no_pid_before_zero() {
+        let mut e = LossEstimator::new();
+        // Echo 5, Pid 4 lost: Pids 0..=5 classified, not 32 imaginary ones before 0.
+        e.on_ack(&ack(5, 1));
+        assert_eq!((e.received, e.lost), (5, 1));
+    }
+
+    #[test]
     fn estimator_counts_each_pid_once() {
         let mut e = LossEstimator::new();
         // First ACK: echo 40, Pid 39 lost (bit 0).
@@ -256,6 +270,7 @@ mod tests {
         assert!((e.loss_rate() - 2.0 / 36.0).abs() < 1e-9);
         // No complete window yet: the estimate is the plain mean.
         assert!((e.random_loss_rate() - 2.0 / 36.0).abs() < 1e-9);
+        assert_eq!(LossEstimator::new().random_loss_rate(), 0.0);
     }
 
     #[test]

@@ -189,6 +189,7 @@ mod tests {
         assert!(RedundancyPolicy::Adaptive { max: 0.5 }.validate().is_err());
         assert!(a.validate().is_ok());
         let mut acc = RedundancyAccumulator::new(&a);
+        assert_eq!(acc.factor(), 1.0);
         assert_eq!(acc.on_arrival(), 1);
         acc.set_factor(1.5);
         assert_eq!(acc.factor(), 1.5);

@@ -49,6 +49,8 @@ pub struct SenderHalf {
     stall_dups: u32,
     /// When the local TCP last got its third duplicate ACK of a stall (a congestion signal).
     signalled_at: Option<Duration>,
+    /// Pid echo of the NC-ACK that last triggered a congestion signal: its losses are spent.
+    signal_pid: Option<u32>,
     /// Repair probe: deadline and probes sent since the last NC-ACK (`repair.rs`).
     probe: Option<(Duration, u32)>,
     /// Index of the newest packet already included in a sent combination.
@@ -91,6 +93,7 @@ impl SenderHalf {
             now: Duration::ZERO,
             stall_dups: 0,
             signalled_at: None,
+            signal_pid: None,
             probe: None,
             newest_sent: None,
             last_tcp_ack: None,
@@ -408,6 +411,11 @@ impl SenderHalf {
         self.now = now;
         fs.acks_received += 1;
         self.last_ack_at = Some(now);
+        // The loss floor as known before this ACK, against which its bitmap is judged.
+        let floor = self
+            .loss
+            .floor_known()
+            .then(|| self.loss.random_loss_rate());
         self.buffer.acknowledge(ack.ack);
         fs.coding_buffer_len = self.buffer.len();
         self.loss.on_ack(ack);
@@ -432,6 +440,10 @@ impl SenderHalf {
             self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
                 .then(|| (now + self.probe_interval(0), 0));
         }
+        if cfg.repair.repairs_deficit() && self.congested(now, ack, floor) {
+            self.signal_pid = Some(ack.pid_echo);
+            self.signal_congestion(now, seq_for_acks, remote_shift, out, fs);
+        }
         let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
         if cfg.repair.repairs_deficit() && self.hold_duplicate(now, duplicate) {
             fs.dup_acks_held += 1;
@@ -442,6 +454,59 @@ impl SenderHalf {
             return;
         }
         self.synthesize(ack.ack, ack.window, seq_for_acks, remote_shift, out, fs);
+    }
+
+    /// Whether `ack`'s loss bitmap shows congestion: more of the last 32 combinations lost
+    /// than the random loss `floor` explains (`repair.rs`), outside the quiet time after the
+    /// last signal. Not before the floor is known (one window of Pids): early in a flow only
+    /// a stall signals congestion.
+    fn congested(&self, now: Duration, ack: &AckRepr, floor: Option<f64>) -> bool {
+        let Some(floor) = floor else {
+            return false;
+        };
+        if self.recently_signalled(now) {
+            return false;
+        }
+        // Bit i is Pid echo − 1 − i; Pids up to the last signal's echo were counted then.
+        let fresh = match self.signal_pid {
+            Some(p) => match ack.pid_echo.wrapping_sub(p).wrapping_sub(1) {
+                d if d < 32 => (1u32 << d) - 1,
+                _ => u32::MAX,
+            },
+            None => u32::MAX,
+        };
+        let lost = f64::from((ack.loss_bitmap & fresh).count_ones());
+        lost >= crate::repair::congestion_threshold(floor)
+    }
+
+    fn recently_signalled(&self, now: Duration) -> bool {
+        let rtt = self.repair.srtt().unwrap_or(Duration::from_millis(100));
+        self.signalled_at
+            .is_some_and(|t| now.saturating_sub(t) < rtt * 2)
+    }
+
+    /// Makes the local TCP reduce its window once: three duplicates of the last ACK it got (a
+    /// fast retransmit; the retransmission is absorbed while NC-ACKs flow).
+    fn signal_congestion(
+        &mut self,
+        now: Duration,
+        seq_for_acks: Option<u32>,
+        remote_shift: u8,
+        out: &mut Output,
+        fs: &mut FlowStats,
+    ) {
+        let Some((ack, _)) = self.last_tcp_ack else {
+            return;
+        };
+        if self.buffer.is_empty() {
+            return;
+        }
+        let window = self.peer_window;
+        for _ in 0..3 {
+            self.synthesize(ack, window, seq_for_acks, remote_shift, out, fs);
+        }
+        self.signalled_at = Some(now);
+        fs.congestion_signals += 1;
     }
 
     /// One congestion signal per episode (`repair.rs`): the third duplicate ACK of a stall
@@ -455,11 +520,7 @@ impl SenderHalf {
             self.stall_dups = 0;
             return false;
         }
-        let rtt = self.repair.srtt().unwrap_or(Duration::from_millis(100));
-        if self
-            .signalled_at
-            .is_some_and(|t| now.saturating_sub(t) < rtt * 2)
-        {
+        if self.recently_signalled(now) {
             return true;
         }
         self.stall_dups += 1;

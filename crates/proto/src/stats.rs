@@ -31,6 +31,9 @@ pub struct FlowStats {
     /// Duplicate NC-ACKs not given to the local TCP: same loss episode as a signal already
     /// given (`SenderHalf::hold_duplicate`).
     pub dup_acks_held: u64,
+    /// Congestion signals given to the local TCP (three duplicate ACKs) because an NC-ACK's
+    /// loss bitmap showed more loss than the random floor (`repair.rs`).
+    pub congestion_signals: u64,
     /// R in use after the latest NC-ACK, × 1000 (follows the loss estimate with the adaptive
     /// redundancy policy).
     pub redundancy_permille: u64,
@@ -159,7 +162,7 @@ impl FlowStats {
     /// (gateway stats file, simulator) are built from, so they cannot drift from the struct.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
-            data_sent, redundant_sent, repairs_sent, repair_probes, retransmissions_absorbed, dup_acks_held, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
+            data_sent, redundant_sent, repairs_sent, repair_probes, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
             coding_buffer_len, loss_rate_estimate_ppm, data_received, innovative, non_innovative,
             acks_sent, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)
     }

@@ -30,16 +30,7 @@ fn config(repair: RepairPolicy) -> EngineConfig {
 }
 
 fn data_segment(i: u32) -> Vec<u8> {
-    let payload = vec![i as u8; SEG as usize];
-    segment(
-        &client_to_server(),
-        ISN + i * SEG,
-        1,
-        TcpFlags::ACK,
-        1000,
-        &[],
-        &payload,
-    )
+    bulk_segment(ISN, i, SEG)
 }
 
 fn is_repair(datagram: &[u8]) -> bool {
@@ -79,7 +70,17 @@ fn run(repair: RepairPolicy, k: u32, lost: &[u32], repairs_from: u64) -> Outcome
                 b.handle_datagram(ms(now), &d);
             }
         }
-        while b.poll_local().is_some() {}
+        // The receiving TCP acknowledges what it got (delivery confirmation, §IV-C), so the
+        // receiver's buffers are freed on long runs.
+        let mut delivered_to = None;
+        while let Some(p) = b.poll_local() {
+            let pkt = TcpPacket::parse(&p).unwrap();
+            delivered_to = Some(pkt.end_seq());
+        }
+        if let Some(end) = delivered_to {
+            let ack = segment(&server_to_client(), 1, end, TcpFlags::ACK, 65535, &[], &[]);
+            b.handle_local(ms(now), &ack);
+        }
         while let Some(d) = b.poll_transmit() {
             acks_in_flight.push_back((now + ACK_DELAY, d));
         }
@@ -192,4 +193,28 @@ fn a_probe_repairs_when_the_nc_acks_stop() {
     // Without the repair the hole stays for TCP to retransmit.
     let off = run(RepairPolicy::Off, 16, &[10, 11], 0);
     assert_ne!(*off.acks.last().unwrap(), ISN + 16 * SEG);
+}
+
+#[test]
+fn a_loss_burst_beyond_the_random_floor_signals_congestion_once() {
+    // Two losses are within what random loss explains: no signal (the stall's own three
+    // duplicates are the only ones, see above).
+    let calm = run(RepairPolicy::Deficit, 60, &[10, 11], 100);
+    assert_eq!(calm.flow.congestion_signals, 0);
+    // Twelve in a row (a queue overflow) once the loss floor is known (a window of 1024 Pids
+    // without loss): one signal — three duplicates of the last ACK — and the stall that
+    // follows in the same episode is withheld.
+    let burst: Vec<u32> = (1100..1112).collect();
+    let r = run(RepairPolicy::Deficit, 1200, &burst, 0);
+    assert_eq!(r.flow.congestion_signals, 1);
+    assert_eq!(longest_dup_run(&r.acks), 3);
+    assert_eq!(*r.acks.last().unwrap(), ISN + 1200 * SEG);
+    // The same burst before the floor is known signals nothing beyond the stall.
+    let early: Vec<u32> = (20..32).collect();
+    let e = run(RepairPolicy::Deficit, 80, &early, 0);
+    assert_eq!(e.flow.congestion_signals, 0);
+    assert_eq!(*e.acks.last().unwrap(), ISN + 80 * SEG);
+    // The paper's rules have no such signal.
+    let off = run(RepairPolicy::Off, 1200, &burst, 0);
+    assert_eq!(off.flow.congestion_signals, 0);
 }

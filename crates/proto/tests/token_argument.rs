@@ -12,7 +12,7 @@
 mod common;
 
 use common::*;
-use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
+use tcpnc_proto::tcp::TcpPacket;
 use tcpnc_proto::{AckPolicy, Engine, EngineConfig, RedundancyPolicy, RepairPolicy};
 
 const SEG: u32 = 100;
@@ -44,17 +44,7 @@ fn run_with(repair: RepairPolicy, w: usize, k: u32, drops: &[u32]) -> Run {
     let mut acks = Vec::new();
     let mut frame_no = 0;
     for i in 0..k {
-        let payload = vec![i as u8; SEG as usize];
-        let seg = segment(
-            &client_to_server(),
-            ISN + i * SEG,
-            1,
-            TcpFlags::ACK,
-            1000,
-            &[],
-            &payload,
-        );
-        a.handle_local(now, &seg);
+        a.handle_local(now, &bulk_segment(ISN, i, SEG));
         while let Some(d) = a.poll_transmit() {
             let dropped = drops.contains(&frame_no);
             frame_no += 1;

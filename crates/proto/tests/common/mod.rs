@@ -64,6 +64,21 @@ pub fn segment(
     build_segment(flow, &fields, options, payload, &IpParams::default()).unwrap()
 }
 
+/// The `i`-th client → server data segment of a bulk stream of `len`-byte segments from `isn`
+/// (payload bytes all `i`).
+pub fn bulk_segment(isn: u32, i: u32, len: u32) -> Vec<u8> {
+    let payload = vec![i as u8; len as usize];
+    segment(
+        &client_to_server(),
+        isn.wrapping_add(i * len),
+        1,
+        TcpFlags::ACK,
+        1000,
+        &[],
+        &payload,
+    )
+}
+
 pub fn flags(bits: &[TcpFlags]) -> TcpFlags {
     TcpFlags(bits.iter().fold(0, |a, f| a | f.bits()))
 }
