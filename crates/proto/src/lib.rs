@@ -9,6 +9,7 @@ pub mod tcp;
 pub mod ack_policy;
 pub mod config;
 pub mod engine;
+pub mod episode;
 pub mod event;
 pub mod flow;
 pub mod hooks;

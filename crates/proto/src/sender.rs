@@ -18,6 +18,7 @@ use tcpnc_wire::{
 
 use crate::coding_buffer::{CodingBuffer, CodingBufferError, CodingBufferLimits, IndexRange};
 use crate::config::{CodingScheme, CoefficientTransport, EngineConfig};
+use crate::episode::Episodes;
 use crate::event::{DropReason, Event};
 use crate::hooks::WindowInputs;
 use crate::ident::flow_key;
@@ -45,12 +46,8 @@ pub struct SenderHalf {
     last_ack_at: Option<Duration>,
     /// `now` of the packet being handled (stamps the Pids sent for the RTT estimate).
     now: Duration,
-    /// Duplicate TCP ACKs given to the local TCP in the current stall of the NC ack.
-    stall_dups: u32,
-    /// When the local TCP last got its third duplicate ACK of a stall (a congestion signal).
-    signalled_at: Option<Duration>,
-    /// Pid echo of the NC-ACK that last triggered a congestion signal: its losses are spent.
-    signal_pid: Option<u32>,
+    /// Stalls, signals and withheld duplicates (`episode.rs`).
+    episodes: Episodes,
     /// Repair probe: deadline and probes sent since the last NC-ACK (`repair.rs`).
     probe: Option<(Duration, u32)>,
     /// Index of the newest packet already included in a sent combination.
@@ -91,9 +88,7 @@ impl SenderHalf {
             repair: DeficitRepair::new(),
             last_ack_at: None,
             now: Duration::ZERO,
-            stall_dups: 0,
-            signalled_at: None,
-            signal_pid: None,
+            episodes: Episodes::new(),
             probe: None,
             newest_sent: None,
             last_tcp_ack: None,
@@ -440,12 +435,13 @@ impl SenderHalf {
             self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
                 .then(|| (now + self.probe_interval(0), 0));
         }
-        if cfg.repair.repairs_deficit() && self.congested(now, ack, floor) {
-            self.signal_pid = Some(ack.pid_echo);
-            self.signal_congestion(now, seq_for_acks, remote_shift, out, fs);
+        let rtt = self.repair.srtt();
+        if cfg.repair.repairs_deficit() && self.episodes.congested(now, rtt, ack, floor) {
+            self.episodes.signalled(now, ack.pid_echo);
+            self.signal_congestion(seq_for_acks, remote_shift, out, fs);
         }
         let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
-        if cfg.repair.repairs_deficit() && self.hold_duplicate(now, duplicate) {
+        if cfg.repair.repairs_deficit() && self.episodes.hold_duplicate(now, rtt, duplicate) {
             fs.dup_acks_held += 1;
             return;
         }
@@ -456,40 +452,10 @@ impl SenderHalf {
         self.synthesize(ack.ack, ack.window, seq_for_acks, remote_shift, out, fs);
     }
 
-    /// Whether `ack`'s loss bitmap shows congestion: more of the last 32 combinations lost
-    /// than the random loss `floor` explains (`repair.rs`), outside the quiet time after the
-    /// last signal. Not before the floor is known (one window of Pids): early in a flow only
-    /// a stall signals congestion.
-    fn congested(&self, now: Duration, ack: &AckRepr, floor: Option<f64>) -> bool {
-        let Some(floor) = floor else {
-            return false;
-        };
-        if self.recently_signalled(now) {
-            return false;
-        }
-        // Bit i is Pid echo − 1 − i; Pids up to the last signal's echo were counted then.
-        let fresh = match self.signal_pid {
-            Some(p) => match ack.pid_echo.wrapping_sub(p).wrapping_sub(1) {
-                d if d < 32 => (1u32 << d) - 1,
-                _ => u32::MAX,
-            },
-            None => u32::MAX,
-        };
-        let lost = f64::from((ack.loss_bitmap & fresh).count_ones());
-        lost >= crate::repair::congestion_threshold(floor)
-    }
-
-    fn recently_signalled(&self, now: Duration) -> bool {
-        let rtt = self.repair.srtt().unwrap_or(Duration::from_millis(100));
-        self.signalled_at
-            .is_some_and(|t| now.saturating_sub(t) < rtt * 2)
-    }
-
     /// Makes the local TCP reduce its window once: three duplicates of the last ACK it got (a
     /// fast retransmit; the retransmission is absorbed while NC-ACKs flow).
     fn signal_congestion(
         &mut self,
-        now: Duration,
         seq_for_acks: Option<u32>,
         remote_shift: u8,
         out: &mut Output,
@@ -505,29 +471,7 @@ impl SenderHalf {
         for _ in 0..3 {
             self.synthesize(ack, window, seq_for_acks, remote_shift, out, fs);
         }
-        self.signalled_at = Some(now);
         fs.congestion_signals += 1;
-    }
-
-    /// One congestion signal per episode (`repair.rs`): the third duplicate ACK of a stall
-    /// makes the local TCP reduce its window once; a duplicate ACK within two round trips of
-    /// that signal belongs to the same loss episode (its holes are being repaired), so it is
-    /// withheld rather than cutting the window again (RFC 5681 §3.2 and RFC 3168 §6.1.2:
-    /// one reduction per window of data). Later duplicates pass, and none is ever withheld
-    /// once NC-ACKs stop, so TCP's own timers still see a dead path.
-    fn hold_duplicate(&mut self, now: Duration, duplicate: bool) -> bool {
-        if !duplicate {
-            self.stall_dups = 0;
-            return false;
-        }
-        if self.recently_signalled(now) {
-            return true;
-        }
-        self.stall_dups += 1;
-        if self.stall_dups == 3 {
-            self.signalled_at = Some(now);
-        }
-        false
     }
 
     /// Builds and queues a pure TCP ACK from the remote endpoint to the local TCP: ack = NC

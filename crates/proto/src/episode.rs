@@ -1,0 +1,165 @@
+//! Congestion episodes as the local TCP sees them (`repair.rs`, docs/engine.md parts 2 and 5):
+//! which duplicate ACKs the sender withholds and when an NC-ACK's loss bitmap calls for a
+//! congestion signal.
+//!
+//! * The third duplicate ACK of a stall makes the local TCP reduce its window once; duplicates
+//!   within two round trips of a signal belong to the same loss episode (its holes are being
+//!   repaired) and are withheld rather than cutting the window again (RFC 5681 §3.2 and
+//!   RFC 3168 §6.1.2: one reduction per window of data). Later duplicates pass, and nothing is
+//!   withheld once NC-ACKs stop, so TCP's own timers still see a dead path.
+//! * An NC-ACK whose bitmap shows more losses than the random loss floor explains
+//!   ([`congestion_threshold`]) is a queue overflowing while repairs keep the NC ack moving:
+//!   the sender then gives TCP a signal (three duplicate ACKs). Each loss counts towards one
+//!   signal only, and nothing is judged before the floor is known.
+
+use std::time::Duration;
+
+use tcpnc_wire::AckRepr;
+
+use crate::repair::congestion_threshold;
+
+/// Round-trip time assumed before one is measured.
+const DEFAULT_RTT: Duration = Duration::from_millis(100);
+
+/// Episode state of one sender.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Episodes {
+    /// Duplicate ACKs given to TCP in the current stall of the NC ack.
+    stall_dups: u32,
+    /// When TCP last got a congestion signal (a stall's third duplicate or a bitmap signal).
+    signalled_at: Option<Duration>,
+    /// Pid echo of the NC-ACK that last triggered a bitmap signal: its losses are spent.
+    signal_pid: Option<u32>,
+}
+
+impl Episodes {
+    /// No stall, no signal yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether TCP got a signal less than two round trips (`rtt`) before `now`.
+    pub fn recently_signalled(&self, now: Duration, rtt: Option<Duration>) -> bool {
+        let rtt = rtt.unwrap_or(DEFAULT_RTT);
+        self.signalled_at
+            .is_some_and(|t| now.saturating_sub(t) < rtt * 2)
+    }
+
+    /// Whether `ack`'s loss bitmap calls for a signal: at least [`congestion_threshold`]`(floor)`
+    /// losses among its Pids not counted by an earlier signal, outside the quiet time. `floor`
+    /// is the random loss rate known before this ACK (`None`: not known yet, no judgement).
+    pub fn congested(
+        &self,
+        now: Duration,
+        rtt: Option<Duration>,
+        ack: &AckRepr,
+        floor: Option<f64>,
+    ) -> bool {
+        let Some(floor) = floor else {
+            return false;
+        };
+        if self.recently_signalled(now, rtt) {
+            return false;
+        }
+        // Bit i is Pid echo − 1 − i; Pids up to the last signal's echo were counted then.
+        let fresh = match self.signal_pid {
+            Some(p) => match ack.pid_echo.wrapping_sub(p).wrapping_sub(1) {
+                d if d < 32 => (1u32 << d) - 1,
+                _ => u32::MAX,
+            },
+            None => u32::MAX,
+        };
+        f64::from((ack.loss_bitmap & fresh).count_ones()) >= congestion_threshold(floor)
+    }
+
+    /// Records a bitmap signal given at `now` for the NC-ACK echoing `pid`.
+    pub fn signalled(&mut self, now: Duration, pid: u32) {
+        self.signalled_at = Some(now);
+        self.signal_pid = Some(pid);
+    }
+
+    /// For a TCP ACK about to be given: `true` if it is a duplicate to withhold. Counts the
+    /// duplicates of a stall; the third one is a signal.
+    pub fn hold_duplicate(
+        &mut self,
+        now: Duration,
+        rtt: Option<Duration>,
+        duplicate: bool,
+    ) -> bool {
+        if !duplicate {
+            self.stall_dups = 0;
+            return false;
+        }
+        if self.recently_signalled(now, rtt) {
+            return true;
+        }
+        self.stall_dups += 1;
+        if self.stall_dups == 3 {
+            self.signalled_at = Some(now);
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+    use tcpnc_wire::FlowId;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    fn ack(echo: u32, bitmap: u32) -> AckRepr {
+        AckRepr {
+            flow: FlowId::v4(Ipv4Addr::LOCALHOST, 1, Ipv4Addr::LOCALHOST, 2),
+            ack: 0,
+            window: 0,
+            pid_echo: echo,
+            loss_bitmap: bitmap,
+            lost_dof: 0,
+            unordering: 0,
+            redundant: false,
+            dependent: None,
+            pause: false,
+            update: false,
+        }
+    }
+
+    #[test]
+    fn third_duplicate_signals_and_the_episode_is_withheld() {
+        let rtt = Some(ms(20));
+        let mut e = Episodes::new();
+        assert!(!e.hold_duplicate(ms(0), rtt, false));
+        for t in 1..=3 {
+            assert!(!e.hold_duplicate(ms(t), rtt, true));
+        }
+        // Within 2 RTTs of the third: withheld, even across a new stall.
+        assert!(e.hold_duplicate(ms(10), rtt, true));
+        assert!(!e.hold_duplicate(ms(11), rtt, false));
+        assert!(e.hold_duplicate(ms(12), rtt, true));
+        // After 2 RTTs: passes, and a new stall needs three again.
+        assert!(!e.hold_duplicate(ms(50), rtt, true));
+        assert!(e.recently_signalled(ms(42), rtt));
+        assert!(!e.recently_signalled(ms(43), rtt));
+    }
+
+    #[test]
+    fn bitmap_signal_needs_a_known_floor_and_spends_its_losses() {
+        let rtt = Some(ms(20));
+        let mut e = Episodes::new();
+        let burst = 0b1111; // 4 of 32 lost
+        assert!(!e.congested(ms(0), rtt, &ack(100, burst), None));
+        assert!(e.congested(ms(0), rtt, &ack(100, burst), Some(0.0)));
+        assert!(!e.congested(ms(0), rtt, &ack(100, 0b11), Some(0.0)));
+        // At 10 % loss four losses are ordinary.
+        assert!(!e.congested(ms(0), rtt, &ack(100, burst), Some(0.1)));
+        e.signalled(ms(0), 100);
+        // Quiet time, then the same losses (Pids 96..=99) are spent: echo 110 still shows
+        // them in bits 10..13, plus three new ones.
+        assert!(!e.congested(ms(10), rtt, &ack(110, 0b111), Some(0.0)));
+        assert!(!e.congested(ms(60), rtt, &ack(110, (burst << 10) | 0b11), Some(0.0)));
+        assert!(e.congested(ms(60), rtt, &ack(110, (burst << 10) | 0b111), Some(0.0)));
+    }
+}
