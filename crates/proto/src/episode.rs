@@ -104,27 +104,14 @@ impl Episodes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::Ipv4Addr;
-    use tcpnc_wire::FlowId;
+    use crate::test_util::nc_ack;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
     }
 
     fn ack(echo: u32, bitmap: u32) -> AckRepr {
-        AckRepr {
-            flow: FlowId::v4(Ipv4Addr::LOCALHOST, 1, Ipv4Addr::LOCALHOST, 2),
-            ack: 0,
-            window: 0,
-            pid_echo: echo,
-            loss_bitmap: bitmap,
-            lost_dof: 0,
-            unordering: 0,
-            redundant: false,
-            dependent: None,
-            pause: false,
-            update: false,
-        }
+        nc_ack(0, echo, bitmap, 0)
     }
 
     #[test]

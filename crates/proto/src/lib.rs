@@ -22,6 +22,8 @@ pub mod repair;
 pub mod rng;
 pub mod sender;
 pub mod stats;
+#[cfg(test)]
+mod test_util;
 
 pub use ack_policy::{AckDecision, AckPolicy};
 pub use config::{CodingScheme, CoefficientTransport, ConfigError, EngineConfig, Limits};

@@ -179,23 +179,10 @@ impl DeficitRepair {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::Ipv4Addr;
-    use tcpnc_wire::FlowId;
+    use crate::test_util::nc_ack;
 
     fn ack(ack: u32, echo: u32, lost_dof: u16) -> AckRepr {
-        AckRepr {
-            flow: FlowId::v4(Ipv4Addr::LOCALHOST, 1, Ipv4Addr::LOCALHOST, 2),
-            ack,
-            window: 0,
-            pid_echo: echo,
-            loss_bitmap: 0,
-            lost_dof,
-            unordering: 0,
-            redundant: false,
-            dependent: None,
-            pause: false,
-            update: false,
-        }
+        nc_ack(ack, echo, 0, lost_dof)
     }
 
     /// Sends `n` combinations from `pid`, the first `sources` of them each with a new packet.
