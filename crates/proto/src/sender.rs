@@ -62,6 +62,8 @@ pub struct SenderHalf {
     fin_seq: Option<u32>,
     payload: Vec<u8>,
     coefs: Vec<u8>,
+    /// Scratch for [`SenderHalf::fits`].
+    ranges_scratch: Vec<SeqRange>,
     ip_ident: u16,
     /// Largest payload of a local segment so far (the local TCP's effective MSS).
     largest_payload: u32,
@@ -98,6 +100,7 @@ impl SenderHalf {
             fin_seq: None,
             payload: Vec::new(),
             coefs: Vec::new(),
+            ranges_scratch: Vec::new(),
             ip_ident: 0,
             largest_payload: 0,
         }
@@ -260,17 +263,20 @@ impl SenderHalf {
     }
 
     /// Whether a combination of `range` with coefficients sent as `mode` fits the tunnel MTU.
-    fn fits(&self, range: IndexRange, mode: CoefficientMode, cfg: &EngineConfig) -> bool {
-        let ranges: Vec<SeqRange> = self
-            .buffer
-            .range(range)
-            .map(|p| SeqRange::new(p.start, p.end))
-            .collect();
+    /// Checked for every combination, so the ranges go into a reused scratch vector.
+    fn fits(&mut self, range: IndexRange, mode: CoefficientMode, cfg: &EngineConfig) -> bool {
+        let ranges = &mut self.ranges_scratch;
+        ranges.clear();
+        ranges.extend(
+            self.buffer
+                .range(range)
+                .map(|p| SeqRange::new(p.start, p.end)),
+        );
         let header = tcpnc_wire::data_header_len(
             ranges.len(),
             mode,
             self.data_flow.ip_version(),
-            RangeForm::of(&ranges),
+            RangeForm::of(ranges),
         );
         header + self.buffer.max_packet_len(range) <= cfg.tunnel_mtu
     }
