@@ -430,6 +430,8 @@ impl SenderHalf {
             self.nc_ack = Some(ack.ack);
         }
         self.peer_window = ack.window;
+        // (A congestion signal repeats the last ACK, so this is the same before and after it.)
+        let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
         if cfg.repair.repairs_deficit() {
             let count = self
                 .repair
@@ -440,16 +442,15 @@ impl SenderHalf {
             // While DoFs are missing, an NC-ACK silence of two round trips sends a probe.
             self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
                 .then(|| (now + self.probe_interval(0), 0));
-        }
-        let rtt = self.repair.srtt();
-        if cfg.repair.repairs_deficit() && self.episodes.congested(now, rtt, ack, floor) {
-            self.episodes.signalled(now, ack.pid_echo);
-            self.signal_congestion(seq_for_acks, remote_shift, out, fs);
-        }
-        let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
-        if cfg.repair.repairs_deficit() && self.episodes.hold_duplicate(now, rtt, duplicate) {
-            fs.dup_acks_held += 1;
-            return;
+            let rtt = self.repair.srtt();
+            if self.episodes.congested(now, rtt, ack, floor) {
+                self.episodes.signalled(now, ack.pid_echo);
+                self.signal_congestion(seq_for_acks, remote_shift, out, fs);
+            }
+            if self.episodes.hold_duplicate(now, rtt, duplicate) {
+                fs.dup_acks_held += 1;
+                return;
+            }
         }
         if cfg.ack_hold.hold(ack, duplicate).is_some() {
             // Pause-ACK hook: the base policy never holds (hooks.rs).
