@@ -7,6 +7,7 @@ use clap::ValueEnum;
 use serde_json::{Value, json};
 use tcpnc_proto::{CodingScheme, EngineConfig, RedundancyPolicy, RepairPolicy};
 use tcpnc_sim::nc_box::NcBox;
+use tcpnc_sim::nc_box::default_redundancy;
 use tcpnc_sim::tcpnc_link::{LinkStats, LossModel, LossPosition, QueueLimit};
 use tcpnc_sim::{CongestionControl, SimConfig, SimReport};
 
@@ -120,20 +121,6 @@ pub enum Scheme {
     Dense,
     /// Each new segment is first sent uncoded; repairs are combinations.
     Systematic,
-}
-
-/// R when none is given: 1/(1 − p), the rate at which innovative combinations just keep up with
-/// new segments after a loss rate p (§V-A), plus a margin of p/2 for the variance of the loss
-/// process at a finite W: 0.03 + 0.3·p (the paper's experiment also found its best R above
-/// 1/(1 − p), §VI). Without loss, R = 1.
-/// Measured here (10 Mbit/s, 20 ms, W = 16, docs/sim.md): below about 1/(1 − p) + 0.04 the code
-/// stops masking the loss and goodput collapses; above it, each extra 0.05 of R costs ~4 %.
-pub fn default_redundancy(loss: f64) -> f64 {
-    let p = loss.clamp(0.0, 0.9);
-    if p == 0.0 {
-        return 1.0;
-    }
-    (1.0 / (1.0 - p) + 0.03 + 0.3 * p).clamp(1.0, 16.0)
 }
 
 /// The TCP/NC engine configuration of `tcpnc sim --mode nc`.

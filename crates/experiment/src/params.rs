@@ -138,15 +138,8 @@ pub const KEYS: [&str; 18] = [
     "timeout_s",
 ];
 
-/// R when a plan gives none: 1/(1 − p) plus a margin 0.03 + 0.3·p for the variance of the
-/// loss process at a finite W (the rule of `tcpnc sim`); 1 without loss.
-pub fn default_redundancy(loss: f64) -> f64 {
-    let p = loss.clamp(0.0, 0.9);
-    if p == 0.0 {
-        return 1.0;
-    }
-    (1.0 / (1.0 - p) + 0.03 + 0.3 * p).clamp(1.0, 16.0)
-}
+/// R when a plan gives none: the rule of `tcpnc sim` ([`tcpnc_sim::nc_box::default_redundancy`]).
+pub use tcpnc_sim::nc_box::default_redundancy;
 
 impl Params {
     /// The redundancy actually used.

@@ -1,7 +1,9 @@
 //! Policy hooks for the later issues, each with its base behaviour implemented here.
 //!
-//! * [`RepairPolicy`]: extra combinations at the end of transmission (EOT) or every B source
-//!   packets (PB), sized by the receiver's N_lp (Karafillis et al. §II step 3).
+//! * [`RepairPolicy`]: combinations beyond the redundancy R, sized by the receiver's N_lp:
+//!   the deficit repair on every NC-ACK (`repair.rs`, the default), and the hooks for bursts at
+//!   the end of transmission (EOT) or every B source packets (PB; Karafillis et al. §II step 3),
+//!   which no variant uses yet.
 //! * [`AckHoldPolicy`]: holding a duplicate ACK flagged PAUSE up to 200 ms at the sender's
 //!   gateway, dropped when a newer ACK arrives (Ha & Tsuru §3.3).
 //! * [`WindowPolicy`]: the coding window W per combination (adaptive W: Parejiya et al.; widening
