@@ -5,20 +5,10 @@
 use std::process::Command;
 
 use serde_json::Value;
+use tcpnc_gateway::sys::is_root;
 
 fn have(prog: &str, arg: &str) -> bool {
     Command::new(prog).arg(arg).output().is_ok()
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
 }
 
 #[test]

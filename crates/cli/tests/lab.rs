@@ -8,20 +8,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tcpnc_gateway::sys::is_root;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcpnc");
-
-/// Whether this process runs as root.
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
-}
 
 /// Whether this process is root and `ip` is present; prints why not.
 fn lab_capable(test: &str) -> bool {
