@@ -3,43 +3,22 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use clap::ValueEnum;
 use serde_json::{Value, json};
-use tcpnc_proto::{CodingScheme, EngineConfig, RedundancyPolicy, RepairPolicy};
+use tcpnc_proto::{EngineConfig, Policies};
+use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides};
 use tcpnc_sim::nc_box::NcBox;
-use tcpnc_sim::nc_box::default_redundancy;
 use tcpnc_sim::tcpnc_link::{LinkStats, LossModel, LossPosition, QueueLimit};
-use tcpnc_sim::{CongestionControl, SimConfig, SimReport};
-
-/// What runs beside each TCP endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Mode {
-    /// TCP/NC engines on both sides of the link.
-    Nc,
-    /// IP packets cross the link unchanged.
-    Plain,
-}
-
-/// TCP congestion control of both endpoints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Cc {
-    /// Reno (RFC 5681).
-    Reno,
-    /// CUBIC.
-    Cubic,
-    /// None (receiver window only).
-    None,
-}
+use tcpnc_sim::{CongestionControl as SimCc, SimConfig, SimReport};
 
 /// Arguments of `tcpnc sim`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimArgs {
-    /// Path mode.
-    #[arg(long, value_enum, default_value_t = Mode::Plain)]
-    pub mode: Mode,
-    /// Congestion control.
-    #[arg(long, value_enum, default_value_t = Cc::Reno)]
-    pub cc: Cc,
+    /// Path mode (plain or nc; direct is a lab mode).
+    #[arg(long, value_enum, default_value_t = PathMode::Plain)]
+    pub mode: PathMode,
+    /// Congestion control of both endpoints (smoltcp: reno, cubic or none).
+    #[arg(long, value_enum, default_value_t = CongestionControl::Reno)]
+    pub cc: CongestionControl,
     /// Bottleneck rate of both directions, Mbit/s.
     #[arg(long, default_value_t = 10.0)]
     pub rate_mbit: f64,
@@ -86,62 +65,28 @@ pub struct SimArgs {
     /// Virtual time limit, s.
     #[arg(long, default_value_t = 600.0)]
     pub max_sim_s: f64,
-    /// Coding window W in packets (nc mode; §III-C of the implementation paper).
-    #[arg(long, default_value_t = 16)]
-    pub window: usize,
-    /// Redundancy factor R: coded packets sent per TCP segment on average (nc mode; §II-B).
-    /// Default: 1/(1 − loss) + 0.03 + 0.3·loss, or 1 without loss.
-    #[arg(long)]
-    pub redundancy: Option<f64>,
-    /// Coding scheme (nc mode).
-    #[arg(long, value_enum, default_value_t = Scheme::Dense)]
-    pub scheme: Scheme,
-    /// Repair beyond R (nc mode): deficit (whole-buffer combinations for the missing DoFs the
-    /// receiver reports) or off (the paper's redundancy only).
-    #[arg(long, value_enum, default_value_t = Repair::Deficit)]
-    pub repair: Repair,
+    /// Coding policies (nc mode); absent keys take the simulator's set (`Policies::simulator`:
+    /// W 16, R = 1/(1 − loss) + 0.03 + 0.3·loss or 1 without loss, dense, seeded, deficit
+    /// repair, Mitsuzumi's ACK rule).
+    #[command(flatten)]
+    pub policies: PolicyOverrides,
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     pub json: bool,
 }
 
-/// Repair beyond the redundancy R.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Repair {
-    /// Deficit repair (docs/engine.md).
-    Deficit,
-    /// Redundancy only.
-    Off,
-}
-
-/// Coding scheme of the engines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Scheme {
-    /// Every packet is a random combination of the coding window.
-    Dense,
-    /// Each new segment is first sent uncoded; repairs are combinations.
-    Systematic,
+/// The policy set of `tcpnc sim --mode nc`: the simulator's set for the path's loss with the
+/// given keys replaced.
+pub fn policies(args: &SimArgs) -> Policies {
+    Policies::simulator(args.loss).with(&args.policies)
 }
 
 /// The TCP/NC engine configuration of `tcpnc sim --mode nc`.
 pub fn engine_config(args: &SimArgs) -> EngineConfig {
-    EngineConfig {
-        coding_window: args.window,
-        redundancy: RedundancyPolicy::Fixed(
-            args.redundancy
-                .unwrap_or_else(|| default_redundancy(args.loss)),
-        ),
-        scheme: match args.scheme {
-            Scheme::Dense => CodingScheme::Dense,
-            Scheme::Systematic => CodingScheme::Systematic,
-        },
-        repair: match args.repair {
-            Repair::Deficit => RepairPolicy::Deficit,
-            Repair::Off => RepairPolicy::Off,
-        },
-        tunnel_mtu: args.mtu.saturating_sub(tcpnc_sim::nc_box::OUTER_HEADER_LEN),
-        ..EngineConfig::default()
-    }
+    EngineConfig::new(
+        &policies(args),
+        args.mtu.saturating_sub(tcpnc_sim::nc_box::OUTER_HEADER_LEN),
+    )
 }
 
 /// Builds the simulator configuration from the arguments.
@@ -158,9 +103,12 @@ pub fn config(args: &SimArgs) -> Result<SimConfig> {
         .with_bytes(args.bytes)
         .with_seed(args.seed)
         .with_cc(match args.cc {
-            Cc::Reno => CongestionControl::Reno,
-            Cc::Cubic => CongestionControl::Cubic,
-            Cc::None => CongestionControl::None,
+            CongestionControl::Reno => SimCc::Reno,
+            CongestionControl::Cubic => SimCc::Cubic,
+            CongestionControl::None => SimCc::None,
+            CongestionControl::Bbr => {
+                bail!("--cc bbr needs kernel TCP (tcpnc lab); smoltcp has reno, cubic and none")
+            }
         })
         .with_rate_bps((args.rate_mbit * 1e6).round() as u64)
         .with_delay(secs(args.delay_ms / 1e3, "--delay-ms")?)
@@ -193,8 +141,11 @@ pub fn run(args: &SimArgs) -> Result<()> {
     let cfg = config(args)?;
     let start = Instant::now();
     let report = match args.mode {
-        Mode::Plain => tcpnc_sim::run(&cfg)?,
-        Mode::Nc => {
+        PathMode::Plain => tcpnc_sim::run(&cfg)?,
+        PathMode::Direct => {
+            bail!("--mode direct is a lab mode (tcpnc lab); the simulator runs plain or nc")
+        }
+        PathMode::Nc => {
             let engine = engine_config(args);
             let mut client = NcBox::new(engine.clone(), args.seed ^ 0x6e63_2d63_6c69_656e)
                 .context("invalid engine configuration")?;
@@ -206,10 +157,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
     let wall_s = start.elapsed().as_secs_f64();
     if args.json {
         let mut v = report_json(&report);
-        v["mode"] = json!(match args.mode {
-            Mode::Plain => "plain",
-            Mode::Nc => "nc",
-        });
+        v["mode"] = json!(args.mode);
         // Flat counters named by the issue: coded sent, redundant sent, innovative received,
         // NC-ACKs, TCP retransmissions.
         let c = &report.client_box;
@@ -221,8 +169,8 @@ pub fn run(args: &SimArgs) -> Result<()> {
         v["nc_acks"] = json!(get(s, "acks_sent"));
         v["tcp_retransmissions"] = json!(report.tcp.retransmissions);
         v["wall_s"] = json!(wall_s);
-        v["config"] = json!({
-            "cc": format!("{:?}", args.cc).to_lowercase(),
+        let mut config = json!({
+            "cc": args.cc,
             "rate_mbit": args.rate_mbit,
             "delay_ms": args.delay_ms,
             "loss": args.loss,
@@ -238,11 +186,13 @@ pub fn run(args: &SimArgs) -> Result<()> {
             "buffer_kib": args.buffer_kib,
             "ack_delay_ms": args.ack_delay_ms,
             "max_sim_s": args.max_sim_s,
-            "window": args.window,
-            "redundancy": args.redundancy.unwrap_or_else(|| default_redundancy(args.loss)),
-            "scheme": format!("{:?}", args.scheme).to_lowercase(),
-            "repair": format!("{:?}", args.repair).to_lowercase(),
         });
+        // The whole policy set the engines ran with (window, redundancy, scheme, coefficients,
+        // repair, ack_rule), recorded beside the path.
+        if let (Some(c), Value::Object(p)) = (config.as_object_mut(), json!(policies(args))) {
+            c.extend(p);
+        }
+        v["config"] = config;
         println!("{v}");
     } else {
         print_summary(&report, wall_s);

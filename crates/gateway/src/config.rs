@@ -8,30 +8,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use tcpnc_proto::settings::{CodingMode, Policies, PolicyOverrides};
+use tcpnc_wire::{OUTER_HEADER_V4, OUTER_HEADER_V6};
 use thiserror::Error;
 
 use crate::cidr::Cidr;
 
 /// Smallest accepted TUN MTU (the IPv4 minimum datagram size every host must accept).
 pub const MIN_MTU: u16 = 576;
-/// Largest accepted coding window W (packets combined per coded packet).
-pub const MAX_WINDOW: u16 = 255;
-/// Largest accepted redundancy R.
-pub const MAX_REDUNDANCY: f64 = 16.0;
-/// Bytes of outer IPv4 + UDP headers around every tunnel datagram.
-pub const OUTER_HEADER_V4: usize = 28;
-/// Bytes of outer IPv6 + UDP headers around every tunnel datagram.
-pub const OUTER_HEADER_V6: usize = 48;
-/// Smallest coded TCP segment a tunnel datagram must carry: the 16-byte TCP subheader (ports
-/// travel in the flow identity) plus the engine's minimum MSS of 64 bytes.
-pub const MIN_CODED_SEGMENT: usize = 16 + 64;
-
-/// Upper bound of the NC data header for a window of `w` packets: the wire format's overhead
-/// with explicit coefficients and an IPv6 flow identity (`docs/wire.md`: 54 + 5 bytes per
-/// combined packet), the largest of its variants.
-pub fn nc_header_bound(w: u16) -> usize {
-    54 + 5 * usize::from(w)
-}
 
 /// A configuration error: which key, and why.
 #[derive(Debug, Error)]
@@ -112,26 +96,19 @@ pub struct RawInterface {
 
 /// `[coding]` as written.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RawCoding {
     /// `"nc"` or `"off"`.
     pub mode: Option<String>,
-    /// Coding window W.
-    pub window: Option<u16>,
-    /// Redundancy R: a number, or `"auto"`.
-    pub redundancy: Option<RawRedundancy>,
-    /// `"dense"` or `"systematic"`.
-    pub scheme: Option<String>,
     /// Coding buffer limit in packets per peer.
     pub buffer_packets: Option<usize>,
     /// Coding buffer limit in bytes per peer.
     pub buffer_bytes: Option<usize>,
     /// Base seed for the engines' coefficient generators.
     pub seed: Option<u64>,
-    /// `"explicit"` (one byte per combined packet) or `"seeded"` (a seed in the header).
-    pub coefficients: Option<String>,
-    /// `"deficit"` (repairs driven by the receiver's N_lp) or `"off"`.
-    pub repair: Option<String>,
+    /// Every other key: the policies ([`PolicyOverrides`]: window, redundancy, scheme,
+    /// coefficients, repair, ack_rule), checked one by one so an error names its key.
+    #[serde(flatten)]
+    pub policies: toml::Table,
 }
 
 /// `[[peer]]` as written.
@@ -146,68 +123,6 @@ pub struct RawPeer {
     pub allowed_ips: Vec<String>,
     /// Send an empty keepalive datagram this often (seconds; 0 or absent = only at start).
     pub keepalive_secs: Option<u64>,
-}
-
-/// Coding on or off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// TCP/NC.
-    Nc,
-    /// Same tunnel, packets carried uncoded (baseline).
-    Off,
-}
-
-/// `coding.redundancy` as written: a number or a word.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum RawRedundancy {
-    /// A fixed R.
-    Number(f64),
-    /// `"auto"`.
-    Word(String),
-}
-
-/// The redundancy policy.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Redundancy {
-    /// R follows the loss rate measured from the NC-ACKs' loss bitmaps: 1/(1 − p̂) + 0.4·p̂,
-    /// at most 2 (docs/engine.md). The default.
-    Auto,
-    /// A fixed R ≥ 1.
-    Fixed(f64),
-}
-
-/// Coding scheme.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scheme {
-    /// Every coded packet is a random combination of the window.
-    Dense,
-    /// Each new segment is first sent uncoded, then combinations.
-    Systematic,
-}
-
-/// How coefficient vectors travel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Coefficients {
-    /// One byte per combined packet.
-    Explicit,
-    /// A seed for the codec's specified generator.
-    Seeded,
-}
-
-/// Repair beyond the redundancy R.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Repair {
-    /// Deficit repair (`docs/engine.md`): whole-buffer combinations for the missing DoFs the
-    /// receiver reports and the flight will not cover.
-    Deficit,
-    /// Redundancy R only (the paper's scheme).
-    Off,
 }
 
 /// A validated `[interface]`.
@@ -235,17 +150,10 @@ pub struct Interface {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Coding {
     /// On or off.
-    pub mode: Mode,
-    /// Coding window W.
-    pub window: u16,
-    /// Redundancy R: adaptive or fixed (>= 1).
-    pub redundancy: Redundancy,
-    /// Dense or systematic.
-    pub scheme: Scheme,
-    /// Explicit or seeded coefficients.
-    pub coefficients: Coefficients,
-    /// Deficit repair or none.
-    pub repair: Repair,
+    pub mode: CodingMode,
+    /// W, R, scheme, coefficients, repair, ACK rule: the product's set ([`Policies::product`])
+    /// with the keys the file gives.
+    pub policies: Policies,
     /// Coding buffer limit (packets).
     pub buffer_packets: usize,
     /// Coding buffer limit (bytes).
@@ -297,12 +205,40 @@ impl Config {
 
     /// Bytes available for one tunnel datagram's UDP payload on the underlying path.
     pub fn tunnel_payload(&self) -> usize {
-        let outer = if self.interface.listen.is_ipv4() {
+        usize::from(self.interface.path_mtu).saturating_sub(self.interface.outer_header())
+    }
+}
+
+impl Config {
+    /// The engine's own check of the coding settings against the path: the MSS left after the
+    /// largest coding header (`EngineConfig::mss_clamp`) must be usable. Reported against
+    /// `interface.path_mtu`, the value that usually has to change.
+    fn check_engine(&self) -> Result<(), ConfigError> {
+        if self.coding.mode == CodingMode::Off {
+            return Ok(());
+        }
+        match crate::proto_engine::engine_config(self).validate() {
+            Ok(()) => Ok(()),
+            Err(e @ tcpnc_proto::ConfigError::TunnelMtu { .. }) => Err(ConfigError::invalid(
+                "interface.path_mtu",
+                format!(
+                    "{} is too small for the coding header: {e}; raise path_mtu or lower coding.window",
+                    self.interface.path_mtu
+                ),
+            )),
+            Err(e) => Err(ConfigError::invalid("coding", e.to_string())),
+        }
+    }
+}
+
+impl Interface {
+    /// Bytes of outer IP and UDP header around each tunnel datagram on this interface.
+    pub fn outer_header(&self) -> usize {
+        if self.listen.is_ipv4() {
             OUTER_HEADER_V4
         } else {
             OUTER_HEADER_V6
-        };
-        usize::from(self.interface.path_mtu).saturating_sub(outer)
+        }
     }
 }
 
@@ -373,11 +309,13 @@ impl RawConfig {
                 }
             }
         }
-        Ok(Config {
+        let config = Config {
             interface,
             coding,
             peers,
-        })
+        };
+        config.check_engine()?;
+        Ok(config)
     }
 }
 
@@ -468,79 +406,21 @@ fn first_host(addr: IpAddr) -> IpAddr {
 
 impl RawCoding {
     fn validate(self, iface: &Interface) -> Result<Coding, ConfigError> {
-        let mode = match self.mode.as_deref().unwrap_or("nc") {
-            "nc" => Mode::Nc,
-            "off" => Mode::Off,
-            other => {
-                return Err(ConfigError::invalid(
-                    "coding.mode",
-                    format!("'{other}' is not one of \"nc\", \"off\""),
-                ));
-            }
+        let mode = match self.mode.as_deref() {
+            None => CodingMode::default(),
+            Some(m) => m.parse().map_err(|e: tcpnc_proto::settings::UnknownName| {
+                ConfigError::invalid("coding.mode", e.to_string())
+            })?,
         };
-        let scheme = match self.scheme.as_deref().unwrap_or("dense") {
-            "dense" => Scheme::Dense,
-            "systematic" => Scheme::Systematic,
-            other => {
-                return Err(ConfigError::invalid(
-                    "coding.scheme",
-                    format!("'{other}' is not one of \"dense\", \"systematic\""),
-                ));
-            }
-        };
-        let coefficients = match self.coefficients.as_deref().unwrap_or("seeded") {
-            "explicit" => Coefficients::Explicit,
-            "seeded" => Coefficients::Seeded,
-            other => {
-                return Err(ConfigError::invalid(
-                    "coding.coefficients",
-                    format!("'{other}' is not one of \"explicit\", \"seeded\""),
-                ));
-            }
-        };
-        let repair = match self.repair.as_deref().unwrap_or("deficit") {
-            "deficit" => Repair::Deficit,
-            "off" => Repair::Off,
-            other => {
-                return Err(ConfigError::invalid(
-                    "coding.repair",
-                    format!("'{other}' is not one of \"deficit\", \"off\""),
-                ));
-            }
-        };
-        // 12: the best of 8, 12 and 16 on the lab's 10 % loss path (docs/lab.md).
-        let window = self.window.unwrap_or(12);
-        if !(1..=MAX_WINDOW).contains(&window) {
-            return Err(ConfigError::invalid(
-                "coding.window",
-                format!("{window} is out of range 1..={MAX_WINDOW}"),
-            ));
+        let policies = Policies::product().with(&policy_overrides(self.policies)?);
+        if let Err(e) = policies.validate() {
+            let key = match e {
+                tcpnc_proto::settings::PolicyError::Window(_) => "coding.window",
+                tcpnc_proto::settings::PolicyError::Redundancy(_) => "coding.redundancy",
+            };
+            return Err(ConfigError::invalid(key, e.to_string()));
         }
-        let redundancy = match self.redundancy {
-            None => Redundancy::Auto,
-            Some(RawRedundancy::Word(w)) if w == "auto" => Redundancy::Auto,
-            Some(RawRedundancy::Word(w)) => {
-                return Err(ConfigError::invalid(
-                    "coding.redundancy",
-                    format!("'{w}' is neither a number nor \"auto\""),
-                ));
-            }
-            Some(RawRedundancy::Number(r)) if !r.is_finite() || r < 1.0 => {
-                return Err(ConfigError::invalid(
-                    "coding.redundancy",
-                    format!(
-                        "{r} is below 1.0 (R is coded packets sent per new packet; R < 1 can never repair a loss)"
-                    ),
-                ));
-            }
-            Some(RawRedundancy::Number(r)) if r > MAX_REDUNDANCY => {
-                return Err(ConfigError::invalid(
-                    "coding.redundancy",
-                    format!("{r} is above the maximum {MAX_REDUNDANCY}"),
-                ));
-            }
-            Some(RawRedundancy::Number(r)) => Redundancy::Fixed(r),
-        };
+        let window = policies.window;
         let buffer_packets = self.buffer_packets.unwrap_or(1024);
         if buffer_packets < usize::from(window) {
             return Err(ConfigError::invalid(
@@ -558,34 +438,31 @@ impl RawCoding {
                 ),
             ));
         }
-        let outer = if iface.listen.is_ipv4() {
-            OUTER_HEADER_V4
-        } else {
-            OUTER_HEADER_V6
-        };
-        let header = nc_header_bound(window);
-        let room = usize::from(iface.path_mtu).saturating_sub(outer);
-        if mode == Mode::Nc && room < header + MIN_CODED_SEGMENT {
-            return Err(ConfigError::invalid(
-                "interface.path_mtu",
-                format!(
-                    "{} is too small for the coding header: {outer} bytes of outer IP/UDP + up to {header} bytes of NC header (W = {window}) leave less than a {MIN_CODED_SEGMENT}-byte coded TCP segment; raise path_mtu or lower coding.window",
-                    iface.path_mtu
-                ),
-            ));
-        }
         Ok(Coding {
             mode,
-            window,
-            redundancy,
-            scheme,
-            coefficients,
-            repair,
+            policies,
             buffer_packets,
             buffer_bytes,
             seed: self.seed.unwrap_or(0x7c9_2c0de),
         })
     }
+}
+
+/// The policy keys of `[coding]`: each key is read on its own first, so that an unknown key or
+/// a bad value is reported with its name.
+fn policy_overrides(table: toml::Table) -> Result<PolicyOverrides, ConfigError> {
+    for (key, value) in &table {
+        if !PolicyOverrides::KEYS.contains(&key.as_str()) {
+            return Err(ConfigError::Syntax(format!(
+                "unknown key `coding.{key}` (expected one of mode, buffer_packets, buffer_bytes, seed, {})",
+                PolicyOverrides::KEYS.join(", ")
+            )));
+        }
+        let one = toml::Table::from_iter([(key.clone(), value.clone())]);
+        PolicyOverrides::deserialize(one)
+            .map_err(|e| ConfigError::invalid(format!("coding.{key}"), e.message()))?;
+    }
+    PolicyOverrides::deserialize(table).map_err(|e| ConfigError::Syntax(e.to_string()))
 }
 
 impl RawPeer {

@@ -13,11 +13,12 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::cidr::{PrefixTable, packet_destination};
-use crate::config::{Mode, Peer};
+use crate::config::Peer;
 use crate::engine::PeerEngine;
 use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
 use crate::stats::{GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot};
+use tcpnc_proto::settings::CodingMode as Mode;
 
 /// How often reader threads and the owner look at the shutdown flag.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(50);

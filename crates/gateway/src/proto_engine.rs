@@ -3,40 +3,18 @@
 
 use std::time::Duration;
 
-use tcpnc_proto::{
-    CodingScheme, CoefficientTransport, Engine, EngineConfig, EngineStats, RedundancyPolicy,
-    RepairPolicy,
-};
+use tcpnc_proto::settings::CodingMode;
+use tcpnc_proto::{Engine, EngineConfig, EngineStats};
 
-use crate::config::{Coefficients, Config, Mode, Redundancy, Repair, Scheme};
+use crate::config::Config;
 use crate::engine::PeerEngine;
 use crate::error::GatewayError;
 
-/// The engine configuration for `config` (coding on/off, W, R, scheme, tunnel MTU, buffers).
+/// The engine configuration for `config` (coding on/off, the policy set, tunnel MTU, buffers).
 pub fn engine_config(config: &Config) -> EngineConfig {
     let c = &config.coding;
-    let mut e = EngineConfig {
-        coding: c.mode == Mode::Nc,
-        coding_window: usize::from(c.window),
-        redundancy: match c.redundancy {
-            Redundancy::Auto => RedundancyPolicy::adaptive(),
-            Redundancy::Fixed(r) => RedundancyPolicy::Fixed(r),
-        },
-        scheme: match c.scheme {
-            Scheme::Dense => CodingScheme::Dense,
-            Scheme::Systematic => CodingScheme::Systematic,
-        },
-        coefficients: match c.coefficients {
-            Coefficients::Explicit => CoefficientTransport::Explicit,
-            Coefficients::Seeded => CoefficientTransport::Seeded,
-        },
-        repair: match c.repair {
-            Repair::Deficit => RepairPolicy::Deficit,
-            Repair::Off => RepairPolicy::Off,
-        },
-        tunnel_mtu: config.tunnel_payload(),
-        ..EngineConfig::default()
-    };
+    let mut e = EngineConfig::new(&c.policies, config.tunnel_payload());
+    e.coding = c.mode == CodingMode::Nc;
     e.limits.coding_buffer_packets = c.buffer_packets;
     e.limits.coding_buffer_bytes = c.buffer_bytes;
     e.limits.transmit_queue = config.interface.queue_packets;

@@ -11,12 +11,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use crate::config::{Config, Mode};
+use crate::config::Config;
 use crate::engine::{PassThrough, PeerEngine};
 use crate::error::GatewayError;
 use crate::gateway::{Gateway, GatewayOptions};
 use crate::stats::Snapshot;
 use crate::sys::{Routes, SysTun, SysUdp};
+use tcpnc_proto::settings::CodingMode as Mode;
 
 /// Run-time options of `tcpnc up` that are not in the config file.
 #[derive(Debug, Clone)]

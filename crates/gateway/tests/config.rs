@@ -1,6 +1,10 @@
 //! Config parsing and every validation error.
 
-use tcpnc_gateway::config::{Coefficients, Config, ConfigError, Mode, Redundancy, Repair, Scheme};
+use tcpnc_gateway::config::{Config, ConfigError};
+use tcpnc_proto::settings::{
+    CodingMode as Mode, CodingScheme as Scheme, CoefficientTransport as Coefficients,
+    RedundancyPolicy, RepairPolicy as Repair,
+};
 
 /// The example from docs/gateway.md.
 const EXAMPLE: &str = r#"
@@ -55,11 +59,11 @@ fn example_parses() {
     assert_eq!(c.interface.listen.to_string(), "192.168.50.1:51900");
     assert!(c.interface.routes);
     assert_eq!(c.coding.mode, Mode::Nc);
-    assert_eq!(c.coding.window, 16);
-    assert_eq!(c.coding.redundancy, Redundancy::Fixed(1.25));
-    assert_eq!(c.coding.scheme, Scheme::Systematic);
-    assert_eq!(c.coding.coefficients, Coefficients::Explicit);
-    assert_eq!(c.coding.repair, Repair::Off);
+    assert_eq!(c.coding.policies.window, 16);
+    assert_eq!(c.coding.policies.redundancy, RedundancyPolicy::Fixed(1.25));
+    assert_eq!(c.coding.policies.scheme, Scheme::Systematic);
+    assert_eq!(c.coding.policies.coefficients, Coefficients::Explicit);
+    assert_eq!(c.coding.policies.repair, Repair::Off);
     assert_eq!(c.coding.seed, 7);
     assert_eq!(c.peers.len(), 1);
     assert_eq!(c.peers[0].name, "right");
@@ -85,10 +89,11 @@ fn defaults() {
     assert_eq!(c.interface.mtu, 1400);
     assert_eq!(c.interface.stats_file.to_str(), Some("/run/tcpnc/t0.json"));
     assert_eq!(c.coding.mode, Mode::Nc);
-    assert_eq!(c.coding.repair, Repair::Deficit);
-    assert_eq!(c.coding.redundancy, Redundancy::Auto);
-    assert_eq!(c.coding.coefficients, Coefficients::Seeded);
-    assert_eq!(c.coding.window, 12);
+    assert_eq!(c.coding.policies.repair, Repair::Deficit);
+    assert_eq!(c.coding.policies.redundancy, RedundancyPolicy::adaptive());
+    assert_eq!(c.coding.policies.coefficients, Coefficients::Seeded);
+    assert_eq!(c.coding.policies.window, 12);
+    assert_eq!(c.coding.policies, tcpnc_proto::Policies::product());
     assert_eq!(c.peers[0].name, "peer0");
     assert_eq!(c.peers[0].keepalive_secs, 0);
 }
@@ -165,11 +170,6 @@ fn every_validation_error_names_key_and_reason() {
             "below the minimum",
         ),
         (
-            replaced("path_mtu = 1500", "path_mtu = 600").replace("window = 16", "window = 100"),
-            "interface.path_mtu",
-            "too small for the coding header",
-        ),
-        (
             replaced("path_mtu = 1500", "path_mtu = 1500\nqueue_packets = 0"),
             "interface.queue_packets",
             "at least 1",
@@ -208,12 +208,12 @@ fn every_validation_error_names_key_and_reason() {
         (
             replaced("window = 16", "window = 0"),
             "coding.window",
-            "out of range",
+            "outside 1..=255",
         ),
         (
             replaced("window = 16", "window = 256"),
             "coding.window",
-            "out of range",
+            "outside 1..=255",
         ),
         (
             replaced("redundancy = 1.25", "redundancy = \"high\""),
@@ -223,17 +223,17 @@ fn every_validation_error_names_key_and_reason() {
         (
             replaced("redundancy = 1.25", "redundancy = 0.9"),
             "coding.redundancy",
-            "below 1.0",
+            "outside [1, 16]",
         ),
         (
             replaced("redundancy = 1.25", "redundancy = nan"),
             "coding.redundancy",
-            "below 1.0",
+            "outside [1, 16]",
         ),
         (
             replaced("redundancy = 1.25", "redundancy = 17.0"),
             "coding.redundancy",
-            "above the maximum",
+            "outside [1, 16]",
         ),
         (
             replaced("buffer_packets = 256", "buffer_packets = 8"),
@@ -325,6 +325,37 @@ fn routes_off_allows_endpoint_inside_allowed_ips_and_off_mode_skips_header_check
         .replace("window = 16", "window = 100")
         .replace(r#"mode = "nc""#, r#"mode = "off""#);
     assert_eq!(Config::parse(&off).unwrap().coding.mode, Mode::Off);
+}
+
+/// The path MTU check is the engine's (`EngineConfig::mss_clamp`): windows whose header does not
+/// fit are shrunk by the sender, so even W = 255 with explicit coefficients leaves a usable MSS
+/// at the smallest accepted path MTU, over IPv6.
+#[test]
+fn widest_window_fits_the_smallest_path() {
+    let text = replaced("path_mtu = 1500", "path_mtu = 576")
+        .replace("window = 16", "window = 255")
+        .replace("buffer_packets = 256", "buffer_packets = 1024")
+        .replace("buffer_bytes = 1048576", "buffer_bytes = 4194304");
+    let c = Config::parse(&text).unwrap();
+    let engine = tcpnc_gateway::proto_engine::engine_config(&c);
+    assert!(engine.validate().is_ok());
+    assert!(engine.mss_clamp(tcpnc_wire::IpVersion::V6) >= 64);
+}
+
+#[test]
+fn unknown_policy_key_names_the_key() {
+    let e = Config::parse(&replaced("window = 16", "window = 16\nack = \"every\"")).unwrap_err();
+    assert!(matches!(e, ConfigError::Syntax(_)), "{e:?}");
+    assert!(e.to_string().contains("coding.ack"), "{e}");
+    let c = Config::parse(&replaced(
+        "window = 16",
+        "window = 16\nack_rule = \"every\"",
+    ))
+    .unwrap();
+    assert_eq!(
+        c.coding.policies.ack_rule,
+        tcpnc_proto::settings::AckPolicy::EveryCombination
+    );
 }
 
 #[test]

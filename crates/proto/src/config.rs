@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use tcpnc_wire::{CoefficientMode, IpVersion, RangeForm};
 
-use crate::ack_policy::AckPolicy;
-use crate::hooks::{AckHoldPolicy, RepairPolicy, WindowPolicy};
-use crate::redundancy::RedundancyPolicy;
+pub use tcpnc_settings::{
+    AckPolicy, CodingScheme, CoefficientTransport, Policies, RedundancyPolicy, RepairPolicy,
+};
 
 /// Largest coding window: the wire's `n` is one byte (`docs/wire.md`).
-pub const MAX_CODING_WINDOW: usize = 255;
+pub const MAX_CODING_WINDOW: usize = tcpnc_settings::MAX_CODING_WINDOW as usize;
 
 /// Bytes of the TCP subheader assumed when clamping the MSS: a 20-byte TCP header without
 /// options, minus the 4 bytes of ports that travel in the flow identity (§III-A).
@@ -26,34 +26,6 @@ pub const CONTIGUOUS_RESERVE: usize = 8;
 
 /// Smallest MSS the engine accepts to derive from the tunnel MTU.
 pub const MIN_MSS: usize = 64;
-
-/// How the first combination of an arrival is formed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CodingScheme {
-    /// Every combination is a random linear combination of the coding window (§II-B).
-    Dense,
-    /// The new symbol is first sent uncoded (SYSTEMATIC flag); the others are dense.
-    Systematic,
-}
-
-/// How the coefficient vector of a dense combination travels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CoefficientTransport {
-    /// One byte per combined packet (§III-B, α_i).
-    Explicit,
-    /// A 32-bit seed for the codec's specified generator (Parejiya et al.).
-    Seeded,
-}
-
-impl CoefficientTransport {
-    /// The wire mode of a dense combination.
-    pub const fn wire_mode(self) -> CoefficientMode {
-        match self {
-            CoefficientTransport::Explicit => CoefficientMode::Explicit,
-            CoefficientTransport::Seeded => CoefficientMode::Seeded,
-        }
-    }
-}
 
 /// Bounds of every buffer and queue of the engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,32 +94,49 @@ pub struct EngineConfig {
     pub max_redeliveries: u32,
     /// Which combinations the receiver half acknowledges.
     pub ack_policy: AckPolicy,
-    /// Repair bursts (EOT/PB hook).
+    /// Repair beyond the redundancy R.
     pub repair: RepairPolicy,
-    /// Holding of duplicate ACKs at the sender side (Pause-ACK hook).
-    pub ack_hold: AckHoldPolicy,
-    /// Coding-window adaptation (adaptive W hook).
-    pub window_policy: WindowPolicy,
 }
 
 impl Default for EngineConfig {
+    /// [`EngineConfig::new`] of the engine's unit-test base set ([`Policies::engine_test`]:
+    /// the implementation paper's W = 3, R = 1.25) over a 1472-byte tunnel (a 1500-byte path
+    /// less outer IPv4 and UDP).
     fn default() -> Self {
+        EngineConfig::new(&Policies::engine_test(), 1472)
+    }
+}
+
+impl EngineConfig {
+    /// An engine that codes with `policies` over a tunnel carrying datagrams of up to
+    /// `tunnel_mtu` bytes, with the default limits and timers.
+    pub fn new(policies: &Policies, tunnel_mtu: usize) -> Self {
         EngineConfig {
             coding: true,
-            coding_window: 3,
-            redundancy: RedundancyPolicy::Fixed(1.25),
-            scheme: CodingScheme::Dense,
-            coefficients: CoefficientTransport::Seeded,
-            tunnel_mtu: 1472,
+            coding_window: usize::from(policies.window),
+            redundancy: policies.redundancy,
+            scheme: policies.scheme,
+            coefficients: policies.coefficients,
+            tunnel_mtu,
             limits: Limits::default(),
             idle_timeout: Duration::from_secs(300),
             closed_linger: Duration::from_secs(4),
             redelivery_timeout: Duration::from_millis(200),
             max_redeliveries: 8,
-            ack_policy: AckPolicy::default(),
-            repair: RepairPolicy::default(),
-            ack_hold: AckHoldPolicy::Immediate,
-            window_policy: WindowPolicy::Fixed,
+            ack_policy: policies.ack_rule,
+            repair: policies.repair,
+        }
+    }
+
+    /// The policy set this engine runs with (recorded with every result).
+    pub fn policies(&self) -> Policies {
+        Policies {
+            window: u16::try_from(self.coding_window).unwrap_or(u16::MAX),
+            redundancy: self.redundancy,
+            scheme: self.scheme,
+            coefficients: self.coefficients,
+            repair: self.repair,
+            ack_rule: self.ack_policy,
         }
     }
 }
@@ -185,7 +174,9 @@ impl EngineConfig {
         if !(1..=MAX_CODING_WINDOW).contains(&self.coding_window) {
             return Err(ConfigError::CodingWindow(self.coding_window));
         }
-        self.redundancy.validate()?;
+        if !self.redundancy.is_valid() {
+            return Err(ConfigError::Redundancy(self.redundancy.bound()));
+        }
         let mss = self.mss_clamp(IpVersion::V6);
         if mss < MIN_MSS as i64 {
             return Err(ConfigError::TunnelMtu {

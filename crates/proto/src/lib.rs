@@ -12,7 +12,6 @@ pub mod engine;
 pub mod episode;
 pub mod event;
 pub mod flow;
-pub mod hooks;
 pub mod ident;
 pub mod loss_tracker;
 pub mod output;
@@ -26,10 +25,12 @@ pub mod stats;
 mod test_util;
 
 pub use ack_policy::{AckDecision, AckPolicy};
-pub use config::{CodingScheme, CoefficientTransport, ConfigError, EngineConfig, Limits};
+pub use config::{ConfigError, EngineConfig, Limits};
 pub use engine::Engine;
 pub use event::{CloseReason, DropReason, Event};
-pub use hooks::{AckHoldPolicy, RepairPolicy, WindowPolicy};
-pub use redundancy::RedundancyPolicy;
 pub use stats::{EngineStats, FlowStats};
+pub use tcpnc_settings as settings;
+pub use tcpnc_settings::{
+    CodingScheme, CoefficientTransport, Policies, PolicyOverrides, RedundancyPolicy, RepairPolicy,
+};
 pub use tcpnc_wire::FlowId;

@@ -20,7 +20,6 @@ use crate::coding_buffer::{CodingBuffer, CodingBufferError, CodingBufferLimits, 
 use crate::config::{CodingScheme, CoefficientTransport, EngineConfig};
 use crate::episode::Episodes;
 use crate::event::{DropReason, Event};
-use crate::hooks::WindowInputs;
 use crate::ident::flow_key;
 use crate::loss_tracker::LossEstimator;
 use crate::output::Output;
@@ -198,16 +197,6 @@ impl SenderHalf {
                 self.send_combination(arrival, systematic, k > 0, false, cfg, rng, out, fs);
             }
         }
-        let arrival = touched.last;
-        let mut repair = cfg
-            .repair
-            .burst_after_source(self.sources, self.loss.lost_dof);
-        if fin_now {
-            repair += cfg.repair.burst_on_fin(self.loss.lost_dof);
-        }
-        for _ in 0..repair {
-            self.send_combination(arrival, false, true, true, cfg, rng, out, fs);
-        }
     }
 
     /// Emits one DATA frame over the coding window of `arrival` (§III-C).
@@ -223,12 +212,7 @@ impl SenderHalf {
         out: &mut Output,
         fs: &mut FlowStats,
     ) {
-        let inputs = WindowInputs {
-            bytes_in_flight: self.buffer.stored_bytes() as u64,
-            peer_window: self.peer_window,
-            unordering: 0,
-        };
-        let w = cfg.window_policy.window(cfg.coding_window, &inputs);
+        let w = cfg.coding_window;
         let range = if systematic {
             match self.buffer.get(arrival) {
                 Some(_) => IndexRange {
@@ -451,10 +435,6 @@ impl SenderHalf {
                 fs.dup_acks_held += 1;
                 return;
             }
-        }
-        if cfg.ack_hold.hold(ack, duplicate).is_some() {
-            // Pause-ACK hook: the base policy never holds (hooks.rs).
-            return;
         }
         self.synthesize(ack.ack, ack.window, seq_for_acks, remote_shift, out, fs);
     }

@@ -38,6 +38,12 @@ mod keepalive;
 mod ranges;
 
 pub use ack::{AckPacket, AckRepr};
+
+/// Bytes of outer IPv4 (20) and UDP (8) header around every tunnel datagram: what a coded
+/// packet costs on the path beyond its UDP payload.
+pub const OUTER_HEADER_V4: usize = 28;
+/// Bytes of outer IPv6 (40) and UDP (8) header around every tunnel datagram.
+pub const OUTER_HEADER_V6: usize = 48;
 pub use data::{Coefficients, DataPacket, DataRepr, RangeForm, SeqRange, SeqRanges};
 pub use error::{Result, WireError};
 pub use flow::{FlowAddrs, FlowId};

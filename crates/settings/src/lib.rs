@@ -1,0 +1,22 @@
+//! tcpnc's one vocabulary: every setting and policy of the engine and of the runs around it,
+//! defined once with its default and the reason for it.
+//!
+//! The gateway config (`tcpnc up`), `tcpnc sim`, `tcpnc lab`, experiment plans and every result's
+//! JSON use these types directly: serde reads and writes them with the same words, and with the
+//! `clap` feature they are command-line flags ([`PolicyOverrides`] is a `clap::Args` group). The
+//! engine (`tcpnc-proto`) re-exports them. See `docs/architecture.md`.
+
+pub mod named;
+pub mod policies;
+pub mod policy;
+pub mod redundancy;
+pub mod run;
+
+pub use named::UnknownName;
+pub use policies::{
+    MAX_CODING_WINDOW, PAPER_REDUNDANCY, PAPER_WINDOW, PRODUCT_WINDOW, Policies, PolicyError,
+    PolicyOverrides, SIMULATOR_WINDOW,
+};
+pub use policy::{AckDecision, AckPolicy, CodingScheme, CoefficientTransport, RepairPolicy};
+pub use redundancy::{ADAPTIVE_MAX_REDUNDANCY, MAX_REDUNDANCY, RedundancyError, RedundancyPolicy};
+pub use run::{CodingMode, CongestionControl, PathMode};

@@ -1,0 +1,262 @@
+//! [`Policies`]: the whole set of coding policies one engine runs with, its base sets, and
+//! [`PolicyOverrides`], the same keys as written in a config file, on a command line or in a
+//! plan (absent = the base set's value).
+//!
+//! Adding a policy means adding a field to both structs here (and a `with` line); it then
+//! appears as a gateway `[coding]` key, a `tcpnc sim`/`tcpnc lab` flag, an experiment plan key,
+//! and in every result's recorded settings.
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::{AckPolicy, CodingScheme, CoefficientTransport, RepairPolicy};
+use crate::redundancy::RedundancyPolicy;
+
+/// Largest coding window: the wire's `n` is one byte (`docs/wire.md`).
+pub const MAX_CODING_WINDOW: u16 = 255;
+
+/// The product's coding window W (gateway, lab).
+///
+/// W = 12: on the lab path (20 Mbit/s, 20 ms, 10 % loss, deficit repair, seeded coefficients,
+/// so the header does not grow with W) ten runs gave a median of 16.0 Mbit/s with W = 12
+/// against 15.2 with W = 8, whose smaller window lets random-loss excursions stall the NC ack
+/// (a TCP window cut each) 4–6 times per 20 MB instead of 2–4; W = 16 hides more queue drops
+/// from TCP, which then overfills the queue (docs/lab.md).
+pub const PRODUCT_WINDOW: u16 = 12;
+
+/// The simulator's coding window W (`tcpnc sim`): smoltcp sends segments of varying sizes and
+/// recovers from loss more slowly than Linux; W = 16 measured best there (docs/sim.md).
+pub const SIMULATOR_WINDOW: u16 = 16;
+
+/// The implementation paper's experimental window and redundancy (Sundararajan et al. §VI:
+/// W = 3, R = 1.25): the base of experiment plans and of the engine's unit tests.
+pub const PAPER_WINDOW: u16 = 3;
+
+/// See [`PAPER_WINDOW`].
+pub const PAPER_REDUNDANCY: f64 = 1.25;
+
+/// A complete set of coding policies.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policies {
+    /// W, the maximum coding window in packets (§III-C), `1..=255`.
+    pub window: u16,
+    /// R: a fixed factor or `auto` (§II-B, §V-A).
+    pub redundancy: RedundancyPolicy,
+    /// Dense or systematic.
+    pub scheme: CodingScheme,
+    /// Explicit coefficients or a seed in the header.
+    pub coefficients: CoefficientTransport,
+    /// Repair beyond R.
+    pub repair: RepairPolicy,
+    /// Which combinations the receiver acknowledges.
+    pub ack_rule: AckPolicy,
+}
+
+impl Default for Policies {
+    /// The product's set ([`Policies::product`]).
+    fn default() -> Self {
+        Policies::product()
+    }
+}
+
+/// A policy set that cannot run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PolicyError {
+    /// W outside `1..=255`.
+    #[error("coding window {0} outside 1..={MAX_CODING_WINDOW}")]
+    Window(u16),
+    /// R not a finite number in `[1, 16]`.
+    #[error("redundancy {0} is not a finite number in [1, 16]")]
+    Redundancy(f64),
+}
+
+impl Policies {
+    /// The product's set (gateway and lab defaults): W = [`PRODUCT_WINDOW`], R `auto`, dense,
+    /// seeded coefficients, deficit repair, Mitsuzumi's ACK rule.
+    pub const fn product() -> Policies {
+        Policies {
+            window: PRODUCT_WINDOW,
+            redundancy: RedundancyPolicy::adaptive(),
+            scheme: CodingScheme::Dense,
+            coefficients: CoefficientTransport::Seeded,
+            repair: RepairPolicy::Deficit,
+            ack_rule: AckPolicy::SuppressUselessRedundant,
+        }
+    }
+
+    /// The simulator's set on a path whose loss rate is known (`tcpnc sim`):
+    /// W = [`SIMULATOR_WINDOW`], R = [`RedundancyPolicy::for_known_loss`], the rest as the
+    /// product.
+    pub fn simulator(loss: f64) -> Policies {
+        Policies {
+            window: SIMULATOR_WINDOW,
+            redundancy: RedundancyPolicy::Fixed(RedundancyPolicy::for_known_loss(loss)),
+            ..Policies::product()
+        }
+    }
+
+    /// The implementation paper's experiment (§VI) on a path of known loss: W =
+    /// [`PAPER_WINDOW`], R = [`RedundancyPolicy::for_known_loss`], the rest as the product (the
+    /// experiment plans' base).
+    pub fn paper_experiment(loss: f64) -> Policies {
+        Policies {
+            window: PAPER_WINDOW,
+            ..Policies::simulator(loss)
+        }
+    }
+
+    /// The engine's unit-test base: W = [`PAPER_WINDOW`], R = [`PAPER_REDUNDANCY`], the rest as
+    /// the product.
+    pub const fn engine_test() -> Policies {
+        Policies {
+            window: PAPER_WINDOW,
+            redundancy: RedundancyPolicy::Fixed(PAPER_REDUNDANCY),
+            ..Policies::product()
+        }
+    }
+
+    /// This set with every key `o` gives replaced.
+    pub fn with(self, o: &PolicyOverrides) -> Policies {
+        Policies {
+            window: o.window.unwrap_or(self.window),
+            redundancy: o.redundancy.unwrap_or(self.redundancy),
+            scheme: o.scheme.unwrap_or(self.scheme),
+            coefficients: o.coefficients.unwrap_or(self.coefficients),
+            repair: o.repair.unwrap_or(self.repair),
+            ack_rule: o.ack_rule.unwrap_or(self.ack_rule),
+        }
+    }
+
+    /// Checks W and R.
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        if !(1..=MAX_CODING_WINDOW).contains(&self.window) {
+            return Err(PolicyError::Window(self.window));
+        }
+        if !self.redundancy.is_valid() {
+            return Err(PolicyError::Redundancy(self.redundancy.bound()));
+        }
+        Ok(())
+    }
+}
+
+/// The policy keys as written by a user: a gateway `[coding]` table, `tcpnc sim`/`tcpnc lab`
+/// flags, an experiment plan. Every key is optional; absent keys keep the base set's value
+/// ([`Policies::with`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct PolicyOverrides {
+    /// Coding window W in packets, 1..=255 (§III-C). Default: 12 (gateway, lab), 16 (sim),
+    /// 3 (experiment plans, as the paper's §VI).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "W"))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u16>,
+    /// Redundancy R: coded packets per TCP segment on average (§II-B), a number in [1, 16], or
+    /// "auto" (R follows the gateway's own loss estimate, 1/(1-p) + 0.4p, at most 2). Default:
+    /// auto (gateway, lab); 1/(1-p) + 0.03 + 0.3p for a known loss p (sim, experiment plans).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "R|auto"))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redundancy: Option<RedundancyPolicy>,
+    /// Coding scheme. Default: dense.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<CodingScheme>,
+    /// How coefficients travel. Default: seeded.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coefficients: Option<CoefficientTransport>,
+    /// Repair beyond R. Default: deficit.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairPolicy>,
+    /// The receiver's ACK rule. Default: mitsuzumi.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_rule: Option<AckPolicy>,
+}
+
+impl PolicyOverrides {
+    /// The keys, in the order of the struct (plan keys, CSV columns).
+    pub const KEYS: [&'static str; 6] = [
+        "window",
+        "redundancy",
+        "scheme",
+        "coefficients",
+        "repair",
+        "ack_rule",
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_sets() {
+        assert_eq!(Policies::default().window, PRODUCT_WINDOW);
+        assert!(Policies::product().validate().is_ok());
+        let s = Policies::simulator(0.1);
+        assert_eq!(s.window, SIMULATOR_WINDOW);
+        assert_eq!(
+            s.redundancy,
+            RedundancyPolicy::Fixed(RedundancyPolicy::for_known_loss(0.1))
+        );
+        assert_eq!(Policies::paper_experiment(0.0).window, PAPER_WINDOW);
+        assert_eq!(
+            Policies::engine_test().redundancy,
+            RedundancyPolicy::Fixed(1.25)
+        );
+    }
+
+    #[test]
+    fn overrides_replace_only_given_keys() {
+        let o = PolicyOverrides {
+            window: Some(8),
+            repair: Some(RepairPolicy::Off),
+            ..PolicyOverrides::default()
+        };
+        let p = Policies::product().with(&o);
+        assert_eq!(p.window, 8);
+        assert_eq!(p.repair, RepairPolicy::Off);
+        assert_eq!(p.scheme, Policies::product().scheme);
+        assert_eq!(
+            Policies::product().with(&PolicyOverrides::default()),
+            Policies::product()
+        );
+    }
+
+    #[test]
+    fn validation() {
+        let mut p = Policies::product();
+        p.window = 0;
+        assert_eq!(p.validate(), Err(PolicyError::Window(0)));
+        p.window = 256;
+        assert!(p.validate().is_err());
+        p.window = 3;
+        p.redundancy = RedundancyPolicy::Fixed(0.5);
+        assert_eq!(p.validate(), Err(PolicyError::Redundancy(0.5)));
+    }
+
+    #[test]
+    fn overrides_read_toml_and_json() {
+        let o: PolicyOverrides =
+            toml::from_str("window = 8\nredundancy = \"auto\"\nack_rule = \"every\"").unwrap();
+        assert_eq!(o.window, Some(8));
+        assert_eq!(o.redundancy, Some(RedundancyPolicy::adaptive()));
+        assert_eq!(o.ack_rule, Some(AckPolicy::EveryCombination));
+        let o: PolicyOverrides = toml::from_str("redundancy = 1.2").unwrap();
+        assert_eq!(o.redundancy, Some(RedundancyPolicy::Fixed(1.2)));
+        let json = serde_json::to_value(Policies::product()).unwrap();
+        assert_eq!(json["redundancy"], "auto");
+        assert_eq!(json["ack_rule"], "mitsuzumi");
+        assert_eq!(json["window"], 12);
+        let keys: Vec<String> = json.as_object().unwrap().keys().cloned().collect();
+        let mut expected: Vec<String> = PolicyOverrides::KEYS
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+        let mut got = keys.clone();
+        got.sort();
+        expected.sort();
+        assert_eq!(got, expected);
+    }
+}

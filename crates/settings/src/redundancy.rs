@@ -1,0 +1,273 @@
+//! The redundancy policy (Sundararajan et al. §II-B, §V-A; Ha & Tsuru §3.1): how many
+//! combinations each arrival from TCP produces on average. Written as a number (a fixed R) or
+//! `"auto"` (R follows the loss the NC-ACKs report) in configs, flags, plans and JSON.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Largest accepted R.
+pub const MAX_REDUNDANCY: f64 = 16.0;
+
+/// Upper bound of the adaptive R: up to 50 % loss repaired by redundancy alone.
+pub const ADAPTIVE_MAX_REDUNDANCY: f64 = 2.0;
+
+/// How many combinations an arrival produces.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RedundancyPolicy {
+    /// A fixed redundancy factor R ≥ 1 (§V-A: R = 1/(1 − p) in theory, tuned by trial).
+    Fixed(f64),
+    /// R follows the loss rate the NC-ACKs' loss bitmaps report (Ha & Tsuru §3.1): after every
+    /// NC-ACK, R = [`RedundancyPolicy::for_loss`] of the sender's random-loss estimate p̂, at
+    /// most `max`. Starts at 1 (no loss known); losses before the estimate catches up are left
+    /// to the deficit repair. Written `"auto"` (or `"auto:MAX"` for another bound).
+    Adaptive {
+        /// Upper bound of R.
+        max: f64,
+    },
+}
+
+impl Default for RedundancyPolicy {
+    /// `"auto"`: the gateways are not told the loss rate; they measure it (docs/lab.md).
+    fn default() -> Self {
+        RedundancyPolicy::adaptive()
+    }
+}
+
+impl RedundancyPolicy {
+    /// The adaptive policy with the default bound [`ADAPTIVE_MAX_REDUNDANCY`].
+    pub const fn adaptive() -> RedundancyPolicy {
+        RedundancyPolicy::Adaptive {
+            max: ADAPTIVE_MAX_REDUNDANCY,
+        }
+    }
+
+    /// The R that bounds the policy: the fixed R, or the adaptive maximum.
+    pub fn bound(&self) -> f64 {
+        match *self {
+            RedundancyPolicy::Fixed(r) => r,
+            RedundancyPolicy::Adaptive { max } => max,
+        }
+    }
+
+    /// Whether R is finite and in `[1, MAX_REDUNDANCY]` (R < 1 would skip "the new packet's"
+    /// combination for some arrivals).
+    pub fn is_valid(&self) -> bool {
+        let r = self.bound();
+        r.is_finite() && (1.0..=MAX_REDUNDANCY).contains(&r)
+    }
+
+    /// R for an estimated loss rate `p`: the fixed R, or [`RedundancyPolicy::for_loss`]
+    /// bounded by `max`.
+    pub fn factor_for(&self, p: f64) -> f64 {
+        match *self {
+            RedundancyPolicy::Fixed(r) => r,
+            RedundancyPolicy::Adaptive { max } => {
+                RedundancyPolicy::for_loss(p).factor().min(max).max(1.0)
+            }
+        }
+    }
+
+    /// R for a path with random loss rate `p` when the deficit repair is on: 1/(1 − p), the
+    /// rate at which innovative combinations just keep up with new packets (§V-A), plus a
+    /// margin of 0.4·p for the variance of the loss process (so that few deficits are left for
+    /// the repair), rounded to 0.01; `p` is clamped to `[0, 0.9]`. Without loss R = 1: queue
+    /// drops are the repair's job, not a standing overhead. Measured in `docs/lab.md`
+    /// (R = 1.15 at 10 %, 1.07 at 5 %).
+    pub fn for_loss(p: f64) -> RedundancyPolicy {
+        let p = if p.is_finite() {
+            p.clamp(0.0, 0.9)
+        } else {
+            0.0
+        };
+        let r = 1.0 / (1.0 - p) + 0.4 * p;
+        RedundancyPolicy::Fixed(((r * 100.0).round() / 100.0).clamp(1.0, MAX_REDUNDANCY))
+    }
+
+    /// R for a simulated path whose loss rate `loss` the run knows in advance (the
+    /// simulator's and experiment plans' default): 1/(1 − p) (§V-A) plus a margin of
+    /// 0.03 + 0.3·p for the variance of the loss process at a finite W (the paper's experiment
+    /// also found its best R above 1/(1 − p), §VI); R = 1 without loss. Measured in docs/sim.md
+    /// (10 Mbit/s, 20 ms, W = 16): below about 1/(1 − p) + 0.04 the code stops masking the loss
+    /// and goodput collapses; above it, each extra 0.05 of R costs ~4 %.
+    pub fn for_known_loss(loss: f64) -> f64 {
+        let p = loss.clamp(0.0, 0.9);
+        if p == 0.0 {
+            return 1.0;
+        }
+        (1.0 / (1.0 - p) + 0.03 + 0.3 * p).clamp(1.0, MAX_REDUNDANCY)
+    }
+
+    /// The nominal R (the starting R, 1, for the adaptive policy).
+    pub fn factor(&self) -> f64 {
+        match *self {
+            RedundancyPolicy::Fixed(r) => r,
+            RedundancyPolicy::Adaptive { .. } => 1.0,
+        }
+    }
+}
+
+impl fmt::Display for RedundancyPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            RedundancyPolicy::Fixed(r) => write!(f, "{r}"),
+            RedundancyPolicy::Adaptive { max } if max == ADAPTIVE_MAX_REDUNDANCY => {
+                f.write_str("auto")
+            }
+            RedundancyPolicy::Adaptive { max } => write!(f, "auto:{max}"),
+        }
+    }
+}
+
+/// Why a redundancy could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RedundancyError {
+    /// Neither a number nor `auto`.
+    #[error("'{0}' is neither a number nor \"auto\"")]
+    NotRedundancy(String),
+    /// A number outside `[1, 16]`.
+    #[error(
+        "{0} is outside [1, {MAX_REDUNDANCY}] (R is coded packets sent per new packet; R < 1 can never repair a loss)"
+    )]
+    OutOfRange(f64),
+}
+
+impl FromStr for RedundancyPolicy {
+    type Err = RedundancyError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        let number = |t: &str| {
+            t.parse::<f64>()
+                .map_err(|_| RedundancyError::NotRedundancy(s.to_string()))
+        };
+        let policy = match s.strip_prefix("auto") {
+            Some("") => RedundancyPolicy::adaptive(),
+            Some(rest) => match rest.strip_prefix(':') {
+                Some(max) => RedundancyPolicy::Adaptive { max: number(max)? },
+                None => return Err(RedundancyError::NotRedundancy(s.to_string())),
+            },
+            None => RedundancyPolicy::Fixed(number(s)?),
+        };
+        if policy.is_valid() {
+            Ok(policy)
+        } else {
+            Err(RedundancyError::OutOfRange(policy.bound()))
+        }
+    }
+}
+
+impl serde::Serialize for RedundancyPolicy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            RedundancyPolicy::Fixed(r) => s.serialize_f64(r),
+            RedundancyPolicy::Adaptive { .. } => s.collect_str(self),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for RedundancyPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = RedundancyPolicy;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a redundancy R in [1, 16] or \"auto\"")
+            }
+            fn visit_f64<E: serde::de::Error>(self, r: f64) -> Result<Self::Value, E> {
+                let p = RedundancyPolicy::Fixed(r);
+                if p.is_valid() {
+                    Ok(p)
+                } else {
+                    Err(E::custom(RedundancyError::OutOfRange(r)))
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, r: i64) -> Result<Self::Value, E> {
+                self.visit_f64(r as f64)
+            }
+            fn visit_u64<E: serde::de::Error>(self, r: u64) -> Result<Self::Value, E> {
+                self.visit_f64(r as f64)
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                s.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r_for_loss() {
+        let r = |p: f64| RedundancyPolicy::for_loss(p).factor();
+        assert_eq!(r(0.0), 1.0);
+        assert_eq!(r(0.05), 1.07);
+        assert_eq!(r(0.1), 1.15);
+        assert_eq!(r(0.2), 1.33);
+        assert_eq!(r(-1.0), 1.0);
+        assert_eq!(r(f64::NAN), 1.0);
+        assert!(RedundancyPolicy::for_loss(0.95).is_valid());
+    }
+
+    #[test]
+    fn r_for_known_loss() {
+        assert_eq!(RedundancyPolicy::for_known_loss(0.0), 1.0);
+        let r = RedundancyPolicy::for_known_loss(0.1);
+        assert!((r - (1.0 / 0.9 + 0.06)).abs() < 1e-12, "{r}");
+    }
+
+    #[test]
+    fn adaptive_follows_the_estimate_within_bounds() {
+        let a = RedundancyPolicy::adaptive();
+        assert_eq!(a.factor(), 1.0);
+        assert_eq!(a.factor_for(0.0), 1.0);
+        assert_eq!(a.factor_for(0.1), 1.15);
+        assert_eq!(a.factor_for(0.8), 2.0);
+        assert_eq!(RedundancyPolicy::Fixed(1.3).factor_for(0.5), 1.3);
+        assert!(!RedundancyPolicy::Adaptive { max: 0.5 }.is_valid());
+        assert!(a.is_valid());
+    }
+
+    #[test]
+    fn validation() {
+        assert!(RedundancyPolicy::Fixed(1.0).is_valid());
+        assert!(!RedundancyPolicy::Fixed(0.99).is_valid());
+        assert!(!RedundancyPolicy::Fixed(f64::INFINITY).is_valid());
+        assert!(!RedundancyPolicy::Fixed(17.0).is_valid());
+    }
+
+    #[test]
+    fn words_and_numbers() {
+        assert_eq!("auto".parse(), Ok(RedundancyPolicy::adaptive()));
+        assert_eq!(
+            "auto:1.5".parse(),
+            Ok(RedundancyPolicy::Adaptive { max: 1.5 })
+        );
+        assert_eq!("1.15".parse(), Ok(RedundancyPolicy::Fixed(1.15)));
+        assert!(matches!(
+            "0.5".parse::<RedundancyPolicy>(),
+            Err(RedundancyError::OutOfRange(_))
+        ));
+        assert!("fast".parse::<RedundancyPolicy>().is_err());
+        assert!("autox".parse::<RedundancyPolicy>().is_err());
+        for p in [
+            RedundancyPolicy::adaptive(),
+            RedundancyPolicy::Adaptive { max: 1.5 },
+            RedundancyPolicy::Fixed(1.25),
+        ] {
+            assert_eq!(p.to_string().parse(), Ok(p));
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(serde_json::from_str::<RedundancyPolicy>(&json).unwrap(), p);
+        }
+        assert_eq!(
+            serde_json::to_string(&RedundancyPolicy::Fixed(1.2)).unwrap(),
+            "1.2"
+        );
+        assert_eq!(
+            serde_json::from_str::<RedundancyPolicy>("2").unwrap(),
+            RedundancyPolicy::Fixed(2.0)
+        );
+        assert!(serde_json::from_str::<RedundancyPolicy>("0.2").is_err());
+    }
+}
