@@ -2,16 +2,10 @@
 //! (wiring only; see the `tcpnc-experiment` crate and docs/results.md).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use tcpnc_experiment::backend::{Backend, RunRecord, SimBackend};
-use tcpnc_experiment::{
-    BackendKind, Cc, ExperimentError, LossPosition, Mode, Params, Plan, RunOptions, Scheme,
-};
-use tcpnc_lab::settings::{CodingSettings, Mode as LabMode, PathSettings, TransferSettings};
-use tcpnc_lab::{Lab, guard, measure, progress};
+use tcpnc_experiment::{Backend, BackendKind, LabBackend, Plan, RunOptions, SimBackend};
 
 /// Arguments of `tcpnc experiment`.
 #[derive(Debug, Clone, Args)]
@@ -129,121 +123,6 @@ fn print_curves(s: &tcpnc_experiment::Summary) {
                 "  x {:>8}  goodput {:>7.3} Mbit/s  min {:>7.3}  max {:>7.3}  n {}  {}",
                 p.x, p.goodput.mean, p.goodput.min, p.goodput.max, p.goodput.n, p.chosen
             );
-        }
-    }
-}
-
-/// Kernel TCP through the lab's namespaces, gateways and relay (one topology for the whole
-/// plan, created at the first run). Fixed-size transfers only.
-#[derive(Default)]
-struct LabBackend {
-    lab: Option<Lab>,
-}
-
-impl Backend for LabBackend {
-    fn name(&self) -> &'static str {
-        "lab"
-    }
-
-    fn check(&self, p: &Params) -> std::result::Result<(), String> {
-        if p.cc == Cc::None {
-            return Err("cc = none exists only in the sim backend".into());
-        }
-        if p.loss_position == LossPosition::BeforeQueue {
-            return Err(
-                "loss_position = before_queue: the lab's relay drops after its queue; set after_queue"
-                    .into(),
-            );
-        }
-        if p.duration_s.is_some() {
-            return Err("duration_s: the lab measures fixed-size transfers; set bytes".into());
-        }
-        if p.reverse_loss > 0.0 {
-            return Err(
-                "reverse_loss: the lab backend applies loss on the data direction only".into(),
-            );
-        }
-        if p.window > usize::from(u16::MAX) {
-            return Err(format!("window = {} too large", p.window));
-        }
-        Ok(())
-    }
-
-    fn run(&mut self, p: &Params, seed: u64) -> tcpnc_experiment::Result<RunRecord> {
-        let unavailable = |e: &dyn std::fmt::Display| ExperimentError::Backend {
-            backend: "lab".into(),
-            detail: format!("lab backend unavailable: {e}"),
-        };
-        if self.lab.is_none() {
-            guard::require_root().map_err(|e| unavailable(&e))?;
-            let exe = tcpnc_lab::tcpnc_exe().map_err(|e| unavailable(&e))?;
-            self.lab = Some(Lab::new(exe).map_err(|e| unavailable(&e))?);
-        }
-        let lab = self
-            .lab
-            .as_ref()
-            .context("lab")
-            .map_err(|e| unavailable(&e))?;
-        let path = PathSettings {
-            rate_mbit: p.rate_mbit,
-            delay_ms: p.delay_ms,
-            loss: p.loss,
-            queue_packets: Some(p.queue_packets),
-            seed,
-        };
-        let coding = CodingSettings {
-            window: p.window as u16,
-            redundancy: Some(p.effective_redundancy()),
-            scheme: Some(
-                match p.scheme {
-                    Scheme::Dense => "dense",
-                    Scheme::Systematic => "systematic",
-                }
-                .into(),
-            ),
-            repair: None,
-        };
-        let cc = match p.cc {
-            Cc::Reno => "reno",
-            Cc::Cubic => "cubic",
-            Cc::Bbr | Cc::None => "bbr",
-        };
-        let t = TransferSettings {
-            bytes: p.bytes,
-            cc: cc.into(),
-            seed,
-            timeout_s: p.timeout_s,
-        };
-        let mode = match p.mode {
-            Mode::Plain => LabMode::Plain,
-            Mode::Nc => LabMode::Nc,
-        };
-        let start = Instant::now();
-        let bar = progress::bar(false);
-        match measure::measure(lab, mode, &path, &coding, &t, false, &bar) {
-            Ok(m) => Ok(RunRecord {
-                outcome: "completed".into(),
-                counted: m.transfer.integrity_ok,
-                goodput_mbit: m.transfer.goodput_mbit,
-                completion_s: m.transfer.completion_s,
-                bytes_delivered: m.transfer.bytes_received,
-                integrity_ok: m.transfer.integrity_ok,
-                retransmissions: u64::from(m.transfer.retransmits),
-                wall_s: start.elapsed().as_secs_f64(),
-            }),
-            Err(e) if guard::interrupted() => Err(unavailable(&e)),
-            // A transfer that times out or whose processes fail is recorded (not counted)
-            // and tried again on resume, like the paper's neglected iterations.
-            Err(e) => Ok(RunRecord {
-                outcome: format!("error: {e}"),
-                counted: false,
-                goodput_mbit: f64::NAN,
-                completion_s: f64::NAN,
-                bytes_delivered: 0,
-                integrity_ok: false,
-                retransmissions: 0,
-                wall_s: start.elapsed().as_secs_f64(),
-            }),
         }
     }
 }

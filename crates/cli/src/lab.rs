@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, Subcommand, ValueEnum};
-use tcpnc_lab::settings::{CodingSettings, Mode, PathSettings, TransferSettings};
+use clap::{Args, Subcommand};
+use tcpnc_lab::settings::{PathSettings, TransferSettings};
 use tcpnc_lab::{Lab, demo, guard, http, measure, progress};
+use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides};
 
 /// Arguments of `tcpnc lab`.
 #[derive(Debug, Clone, Args)]
@@ -71,27 +72,6 @@ impl PathArgs {
     }
 }
 
-/// Kernel congestion control of the sender.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Cc {
-    /// Reno.
-    Reno,
-    /// CUBIC.
-    Cubic,
-    /// BBR.
-    Bbr,
-}
-
-impl Cc {
-    fn name(self) -> &'static str {
-        match self {
-            Cc::Reno => "reno",
-            Cc::Cubic => "cubic",
-            Cc::Bbr => "bbr",
-        }
-    }
-}
-
 /// The transfer.
 #[derive(Debug, Clone, Args)]
 pub struct TransferArgs {
@@ -99,8 +79,8 @@ pub struct TransferArgs {
     #[arg(long, default_value = "20MB", value_parser = tcpnc_lab::parse_bytes)]
     pub bytes: u64,
     /// Sender's congestion control (set per socket with TCP_CONGESTION).
-    #[arg(long, value_enum, default_value = "cubic")]
-    pub cc: Cc,
+    #[arg(long, value_enum, default_value_t = CongestionControl::Cubic)]
+    pub cc: CongestionControl,
     /// Seed of the data.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -113,91 +93,9 @@ impl TransferArgs {
     fn settings(&self) -> TransferSettings {
         TransferSettings {
             bytes: self.bytes,
-            cc: self.cc.name().to_string(),
+            cc: self.cc,
             seed: self.seed,
             timeout_s: self.timeout_s,
-        }
-    }
-}
-
-/// Coding settings of the nc runs.
-#[derive(Debug, Clone, Args)]
-pub struct CodingArgs {
-    /// Coding window W (packets).
-    #[arg(long, default_value_t = tcpnc_lab::settings::DEFAULT_WINDOW)]
-    pub window: u16,
-    /// Redundancy R: a number, or "auto" (default): the gateways follow their own loss
-    /// estimate, R = 1/(1-p) + 0.4p (1.0 without loss, 1.15 at 10 %), and are not told the
-    /// emulated loss.
-    #[arg(long, value_parser = parse_redundancy)]
-    pub redundancy: Option<RedundancyArg>,
-    /// Coding scheme (default: the gateway's).
-    #[arg(long, value_enum)]
-    pub scheme: Option<Scheme>,
-    /// Repair beyond R (default: the gateway's, deficit).
-    #[arg(long, value_enum)]
-    pub repair: Option<Repair>,
-}
-
-/// `--redundancy`: a number or "auto".
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RedundancyArg {
-    /// `coding.redundancy = "auto"`.
-    Auto,
-    /// A fixed R.
-    Fixed(f64),
-}
-
-fn parse_redundancy(s: &str) -> Result<RedundancyArg, String> {
-    if s == "auto" {
-        return Ok(RedundancyArg::Auto);
-    }
-    s.parse::<f64>()
-        .map(RedundancyArg::Fixed)
-        .map_err(|_| format!("'{s}' is neither a number nor \"auto\""))
-}
-
-/// Repair beyond the redundancy R.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Repair {
-    /// Whole-buffer combinations for the missing DoFs the receiver reports (N_lp) beyond what
-    /// is in flight; one congestion signal per loss episode (docs/engine.md).
-    Deficit,
-    /// Redundancy R only (the paper's scheme).
-    Off,
-}
-
-/// Coding scheme of the nc gateways.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Scheme {
-    /// Each new segment first sent uncoded, then combinations.
-    Systematic,
-    /// Every coded packet a random combination of the window.
-    Dense,
-}
-
-impl CodingArgs {
-    fn settings(&self) -> CodingSettings {
-        CodingSettings {
-            window: self.window,
-            redundancy: match self.redundancy {
-                Some(RedundancyArg::Fixed(r)) => Some(r),
-                Some(RedundancyArg::Auto) | None => None,
-            },
-            scheme: self.scheme.map(|s| {
-                match s {
-                    Scheme::Systematic => "systematic",
-                    Scheme::Dense => "dense",
-                }
-                .to_string()
-            }),
-            repair: self.repair.map(|r| {
-                match r {
-                    Repair::Deficit => "deficit",
-                    Repair::Off => "off",
-                }
-                .to_string()
-            }),
         }
     }
 }
@@ -209,8 +107,10 @@ pub struct CompareArgs {
     pub path: PathArgs,
     #[command(flatten)]
     pub transfer: TransferArgs,
+    /// Coding policies of the nc gateways; absent keys take the gateway's defaults (the
+    /// product's set: W 12, R auto, dense, seeded, deficit repair, Mitsuzumi's ACK rule).
     #[command(flatten)]
-    pub coding: CodingArgs,
+    pub coding: PolicyOverrides,
     /// Also measure with iperf3 when it is installed.
     #[arg(long)]
     pub iperf3: bool,
@@ -219,29 +119,20 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
-/// Mode of a single run.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum RunMode {
-    /// Through the tunnel, coding off.
-    Plain,
-    /// Through the tunnel, TCP/NC.
-    Nc,
-    /// Routed directly, no tunnel, no impairment (plumbing check).
-    Direct,
-}
-
 /// `tcpnc lab run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// plain, nc or direct.
     #[arg(long, value_enum, default_value = "nc")]
-    pub mode: RunMode,
+    pub mode: PathMode,
     #[command(flatten)]
     pub path: PathArgs,
     #[command(flatten)]
     pub transfer: TransferArgs,
+    /// Coding policies of the nc gateways; absent keys take the gateway's defaults (the
+    /// product's set: W 12, R auto, dense, seeded, deficit repair, Mitsuzumi's ACK rule).
     #[command(flatten)]
-    pub coding: CodingArgs,
+    pub coding: PolicyOverrides,
     /// Also measure with iperf3 when it is installed.
     #[arg(long)]
     pub iperf3: bool,
@@ -281,14 +172,16 @@ pub struct DemoArgs {
 pub struct HttpArgs {
     /// plain or nc.
     #[arg(long, value_enum, default_value = "nc")]
-    pub mode: RunMode,
+    pub mode: PathMode,
     /// Size of the file served.
     #[arg(long, default_value = "2MB", value_parser = tcpnc_lab::parse_bytes)]
     pub bytes: u64,
     #[command(flatten)]
     pub path: PathArgs,
+    /// Coding policies of the nc gateways; absent keys take the gateway's defaults (the
+    /// product's set: W 12, R auto, dense, seeded, deficit repair, Mitsuzumi's ACK rule).
     #[command(flatten)]
-    pub coding: CodingArgs,
+    pub coding: PolicyOverrides,
     /// Bound on the download, seconds.
     #[arg(long, default_value_t = 120.0)]
     pub timeout_s: f64,
@@ -330,7 +223,7 @@ pub struct SourceArgs {
     pub bytes: u64,
     /// Congestion control.
     #[arg(long, value_enum)]
-    pub cc: Cc,
+    pub cc: CongestionControl,
     /// Data seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -344,14 +237,6 @@ pub struct SourceArgs {
 
 fn secs(s: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(s).context("--timeout-s must be a positive number of seconds")
-}
-
-fn mode(m: RunMode) -> Mode {
-    match m {
-        RunMode::Plain => Mode::Plain,
-        RunMode::Nc => Mode::Nc,
-        RunMode::Direct => Mode::Direct,
-    }
 }
 
 fn new_lab() -> Result<Lab> {
@@ -401,11 +286,7 @@ pub fn run(args: LabArgs) -> Result<()> {
 fn compare(a: CompareArgs) -> Result<()> {
     let lab = new_lab()?;
     let bar = progress::bar(!a.json);
-    let (path, coding, t) = (
-        a.path.settings(),
-        a.coding.settings(),
-        a.transfer.settings(),
-    );
+    let (path, coding, t) = (a.path.settings(), a.coding, a.transfer.settings());
     let c = measure::compare(&lab, &path, &coding, &t, a.iperf3, &bar)?;
     bar.finish_and_clear();
     if a.json {
@@ -432,13 +313,13 @@ fn compare(a: CompareArgs) -> Result<()> {
 fn run_one(a: RunArgs) -> Result<()> {
     let lab = new_lab()?;
     let bar = progress::bar(!a.json);
-    let m = mode(a.mode);
+    let m = a.mode;
     bar.set_prefix(format!("{} {}", m.name(), a.transfer.cc.name()));
     let r = measure::measure(
         &lab,
         m,
         &a.path.settings(),
-        &a.coding.settings(),
+        &a.coding,
         &a.transfer.settings(),
         a.iperf3,
         &bar,
@@ -493,9 +374,9 @@ fn run_http(a: HttpArgs) -> Result<()> {
     let lab = new_lab()?;
     let r = http::http_download(
         &lab,
-        mode(a.mode),
+        a.mode,
         &a.path.settings(),
-        &a.coding.settings(),
+        &a.coding,
         a.bytes,
         a.timeout_s,
     )?;

@@ -2,13 +2,13 @@
 
 use std::time::{Duration, Instant};
 
-use tcpnc_proto::{CodingScheme, EngineConfig, Limits, RedundancyPolicy};
+use tcpnc_proto::EngineConfig;
 use tcpnc_sim::nc_box::{NcBox, OUTER_HEADER_LEN};
 use tcpnc_sim::tcpnc_link::{LossModel, LossPosition as SimLossPosition, QueueLimit};
-use tcpnc_sim::{CongestionControl, SimConfig, SimOutcome};
+use tcpnc_sim::{CongestionControl as SimCc, SimConfig, SimOutcome};
 
 use crate::error::{ExperimentError, Result};
-use crate::params::{Cc, LossPosition, Mode, Params, Scheme};
+use crate::params::{CongestionControl as Cc, LossPosition, Params, PathMode};
 
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,9 +50,9 @@ pub struct SimBackend;
 /// The simulator configuration of a point.
 pub fn sim_config(p: &Params, seed: u64) -> SimConfig {
     let cc = match p.cc {
-        Cc::Reno => CongestionControl::Reno,
-        Cc::Cubic => CongestionControl::Cubic,
-        Cc::None | Cc::Bbr => CongestionControl::None,
+        Cc::Reno => SimCc::Reno,
+        Cc::Cubic => SimCc::Cubic,
+        Cc::None | Cc::Bbr => SimCc::None,
     };
     let (bytes, limit) = match p.duration_s {
         // A session: more bytes than the link can carry, cut at `duration_s`.
@@ -85,21 +85,10 @@ pub fn sim_config(p: &Params, seed: u64) -> SimConfig {
 
 /// The TCP/NC engine configuration of a point (both sides).
 pub fn engine_config(p: &Params) -> EngineConfig {
-    EngineConfig {
-        coding_window: p.window,
-        redundancy: RedundancyPolicy::Fixed(p.effective_redundancy()),
-        scheme: match p.scheme {
-            Scheme::Dense => CodingScheme::Dense,
-            Scheme::Systematic => CodingScheme::Systematic,
-        },
-        tunnel_mtu: p.mtu.saturating_sub(OUTER_HEADER_LEN),
-        limits: Limits {
-            coding_buffer_packets: p.buffer_packets,
-            decoding_buffer_packets: p.buffer_packets,
-            ..Limits::default()
-        },
-        ..EngineConfig::default()
-    }
+    let mut e = EngineConfig::new(&p.policies(), p.mtu.saturating_sub(OUTER_HEADER_LEN));
+    e.limits.coding_buffer_packets = p.buffer_packets;
+    e.limits.decoding_buffer_packets = p.buffer_packets;
+    e
 }
 
 impl Backend for SimBackend {
@@ -112,7 +101,7 @@ impl Backend for SimBackend {
             return Err("cc = bbr needs the lab backend (smoltcp has no BBR)".into());
         }
         sim_config(p, 1).validate().map_err(|e| e.to_string())?;
-        if p.mode == Mode::Nc {
+        if p.mode == PathMode::Nc {
             NcBox::new(engine_config(p), 1).map_err(|e| format!("engine: {e}"))?;
         }
         Ok(())
@@ -126,8 +115,8 @@ impl Backend for SimBackend {
             detail,
         };
         let report = match p.mode {
-            Mode::Plain => tcpnc_sim::run(&cfg),
-            Mode::Nc => {
+            PathMode::Plain | PathMode::Direct => tcpnc_sim::run(&cfg),
+            PathMode::Nc => {
                 let engine = engine_config(p);
                 let mut client = NcBox::new(engine.clone(), seed ^ 0x6e63_2d63_6c69_656e)
                     .map_err(|e| fail(e.to_string()))?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::backend::RunRecord;
 use crate::error::{ExperimentError, Result};
-use crate::params::{KEYS, Params};
+use crate::params::{Params, keys};
 
 /// Result columns after the point, repetition, seed and parameter columns.
 pub const RESULT_COLUMNS: [&str; 8] = [
@@ -25,7 +25,7 @@ pub const RESULT_COLUMNS: [&str; 8] = [
 /// The CSV header's columns.
 pub fn columns() -> Vec<&'static str> {
     let mut c = vec!["point", "rep", "seed"];
-    c.extend(KEYS);
+    c.extend(keys());
     c.extend(RESULT_COLUMNS);
     c
 }
@@ -77,12 +77,12 @@ impl Row {
 
     /// The identity of the run: repetition, seed and every parameter.
     pub fn key(&self) -> Vec<String> {
-        self.cells[1..3 + KEYS.len()].to_vec()
+        self.cells[1..3 + keys().len()].to_vec()
     }
 
     /// The parameter cells.
     pub fn param_cells(&self) -> &[String] {
-        &self.cells[3..3 + KEYS.len()]
+        &self.cells[3..3 + keys().len()]
     }
 }
 

@@ -20,6 +20,7 @@
 pub mod backend;
 pub mod error;
 pub mod journal;
+pub mod lab_backend;
 pub mod params;
 pub mod plan;
 pub mod plot;
@@ -28,7 +29,8 @@ pub mod summary;
 
 pub use backend::{Backend, RunRecord, SimBackend};
 pub use error::{ExperimentError, Result};
-pub use params::{Cc, LossPosition, Mode, Params, Scheme};
+pub use lab_backend::LabBackend;
+pub use params::{CongestionControl, LossPosition, Params, PathMode, PolicyOverrides, keys};
 pub use plan::{BackendKind, Plan, Point};
 pub use runner::{Outcome, RunOptions, finish, interrupt_flag, run_plan};
 pub use summary::{Stats, Summary};

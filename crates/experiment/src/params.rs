@@ -1,31 +1,12 @@
 //! The settings of one run ([`Params`]): every key a plan may fix or sweep.
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// What runs beside each TCP endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// Packets cross the path uncoded (the baseline TCP).
-    Plain,
-    /// TCP/NC: coding layer on both sides of the lossy path.
-    Nc,
-}
-
-/// TCP congestion control of the sender.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cc {
-    /// Reno (no SACK in the simulator; smoltcp has none).
-    Reno,
-    /// CUBIC.
-    Cubic,
-    /// BBR (lab only: the kernel's).
-    Bbr,
-    /// No congestion control (simulator only).
-    None,
-}
+pub use tcpnc_proto::settings::{
+    CongestionControl, PathMode, Policies, PolicyOverrides, RedundancyPolicy,
+};
 
 /// Where the loss element sits relative to the bottleneck queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,36 +18,25 @@ pub enum LossPosition {
     AfterQueue,
 }
 
-/// Coding scheme of the engines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Scheme {
-    /// Every packet is a random combination of the coding window (the paper's scheme).
-    Dense,
-    /// Each new segment is first sent uncoded.
-    Systematic,
-}
-
 /// One run's settings. Defaults follow §VI of the implementation paper where they apply:
 /// 6 Mbit/s, a 5-packet bottleneck queue with the loss element before it, 100-packet
-/// encoder and decoder buffers, reno, W = 3, R = 1.25.
+/// encoder and decoder buffers, reno, W = 3, R from the loss rate ([`Params::policies`]).
+/// Unknown keys are rejected by the plan parser (it checks every key against [`keys`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Params {
     /// `plain` or `nc`.
-    pub mode: Mode,
+    pub mode: PathMode,
     /// `reno`, `cubic`, `bbr` (lab) or `none` (sim).
-    pub cc: Cc,
+    pub cc: CongestionControl,
     /// Bernoulli loss probability on the data direction.
     pub loss: f64,
     /// Bernoulli loss probability on the ACK direction (sim only).
     pub reverse_loss: f64,
-    /// Redundancy factor R (nc); absent: [`default_redundancy`] of `loss`.
-    pub redundancy: Option<f64>,
-    /// Coding window W in packets (nc).
-    pub window: usize,
-    /// Coding scheme (nc).
-    pub scheme: Scheme,
+    /// The coding policies (nc): window, redundancy, scheme, coefficients, repair, ack_rule;
+    /// absent keys take [`Policies::paper_experiment`] of `loss`.
+    #[serde(flatten)]
+    pub coding: PolicyOverrides,
     /// Encoder and decoder buffer in packets (nc, sim).
     pub buffer_packets: usize,
     /// Bottleneck rate, Mbit/s, both directions.
@@ -94,13 +64,11 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Self {
         Params {
-            mode: Mode::Nc,
-            cc: Cc::Reno,
+            mode: PathMode::Nc,
+            cc: CongestionControl::Reno,
             loss: 0.0,
             reverse_loss: 0.0,
-            redundancy: None,
-            window: 3,
-            scheme: Scheme::Dense,
+            coding: PolicyOverrides::default(),
             buffer_packets: 100,
             rate_mbit: 6.0,
             delay_ms: 15.0,
@@ -116,15 +84,10 @@ impl Default for Params {
     }
 }
 
-/// The keys of [`Params`] in CSV column order.
-pub const KEYS: [&str; 18] = [
-    "mode",
-    "cc",
-    "loss",
-    "reverse_loss",
-    "redundancy",
-    "window",
-    "scheme",
+/// The keys of [`Params`] before the policy keys, in CSV column order.
+const PATH_KEYS: [&str; 4] = ["mode", "cc", "loss", "reverse_loss"];
+/// The keys of [`Params`] after the policy keys, in CSV column order.
+const RUN_KEYS: [&str; 11] = [
     "buffer_packets",
     "rate_mbit",
     "delay_ms",
@@ -138,14 +101,24 @@ pub const KEYS: [&str; 18] = [
     "timeout_s",
 ];
 
-/// R when a plan gives none: the rule of `tcpnc sim` ([`tcpnc_sim::nc_box::default_redundancy`]).
-pub use tcpnc_sim::nc_box::default_redundancy;
+/// Every key of [`Params`] in CSV column order: the policy keys come from the shared
+/// vocabulary ([`PolicyOverrides::KEYS`]), so a new policy is a plan key and a CSV column.
+pub fn keys() -> &'static [&'static str] {
+    static KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+        PATH_KEYS
+            .into_iter()
+            .chain(PolicyOverrides::KEYS)
+            .chain(RUN_KEYS)
+            .collect()
+    });
+    &KEYS
+}
 
 impl Params {
-    /// The redundancy actually used.
-    pub fn effective_redundancy(&self) -> f64 {
-        self.redundancy
-            .unwrap_or_else(|| default_redundancy(self.loss))
+    /// The policy set the engines run with: the paper's experiment set for this loss rate
+    /// with the keys the plan gives.
+    pub fn policies(&self) -> Policies {
+        Policies::paper_experiment(self.loss).with(&self.coding)
     }
 
     /// Range checks shared by every backend.
@@ -174,14 +147,10 @@ impl Params {
         if let Some(d) = self.duration_s {
             positive(d, "duration_s")?;
         }
-        if let Some(r) = self.redundancy
-            && !(r.is_finite() && (1.0..=16.0).contains(&r))
-        {
-            return Err(format!("redundancy = {r} must be in [1, 16]"));
+        if self.mode == PathMode::Direct {
+            return Err("mode = direct: plans compare plain and nc".into());
         }
-        if !(1..=255).contains(&self.window) {
-            return Err(format!("window = {} must be in 1..=255", self.window));
-        }
+        self.policies().validate().map_err(|e| e.to_string())?;
         if self.queue_packets == 0 || self.buffer_packets == 0 || self.buffer_kib == 0 {
             return Err("queue_packets, buffer_packets and buffer_kib must be > 0".into());
         }
@@ -191,11 +160,19 @@ impl Params {
         Ok(())
     }
 
-    /// The value of every key as written in the CSV (in [`KEYS`] order; absent = empty).
+    /// The value of every key as written in the CSV (in [`keys`] order; absent = empty). The
+    /// policy keys hold the policies the run used ([`Params::policies`]), given or not.
     pub fn cells(&self) -> Vec<String> {
-        let v = serde_json::to_value(self).unwrap_or(Value::Null);
-        KEYS.iter().map(|k| cell(&v[*k])).collect()
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let (Some(o), Value::Object(p)) = (v.as_object_mut(), json_of(&self.policies())) {
+            o.extend(p);
+        }
+        keys().iter().map(|k| cell(&v[*k])).collect()
     }
+}
+
+fn json_of(p: &Policies) -> Value {
+    serde_json::to_value(p).unwrap_or(Value::Null)
 }
 
 /// A JSON scalar as a CSV cell: strings bare, null empty, numbers in Rust's shortest form.
@@ -216,15 +193,19 @@ mod tests {
         let p = Params::default();
         assert!(p.validate().is_ok());
         let c = p.cells();
-        assert_eq!(c.len(), KEYS.len());
+        assert_eq!(c.len(), keys().len());
         assert_eq!(c[0], "nc");
         assert_eq!(c[2], "0.0");
-        assert_eq!(c[4], "");
-        assert_eq!(c[11], "before_queue");
-        assert_eq!(default_redundancy(0.0), 1.0);
-        assert!((default_redundancy(0.1) - (1.0 / 0.9 + 0.06)).abs() < 1e-12);
+        let at = |k: &str| keys().iter().position(|x| *x == k).unwrap();
+        assert_eq!(c[at("redundancy")], "1.0");
+        assert_eq!(c[at("window")], "3");
+        assert_eq!(c[at("ack_rule")], "mitsuzumi");
+        assert_eq!(c[at("loss_position")], "before_queue");
         let bad = Params {
-            window: 0,
+            coding: PolicyOverrides {
+                window: Some(0),
+                ..PolicyOverrides::default()
+            },
             ..Params::default()
         };
         assert!(bad.validate().unwrap_err().contains("window"));

@@ -30,7 +30,7 @@ use serde::Deserialize;
 use toml::{Table, Value};
 
 use crate::error::{ExperimentError, Result};
-use crate::params::{KEYS, Mode, Params};
+use crate::params::{Params, PathMode, keys};
 
 /// Which backend runs the points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -143,7 +143,7 @@ pub struct Plan {
     pub seed: u64,
     /// Points in expansion order, without duplicates.
     pub points: Vec<Point>,
-    /// Keys whose value differs between points (in [`KEYS`] order).
+    /// Keys whose value differs between points (in [`keys()`] order).
     pub varying: Vec<&'static str>,
     /// Plot settings, with `x` resolved.
     pub plot: PlotSpec,
@@ -202,7 +202,7 @@ impl Plan {
             };
             check_keys(&fixed, &at("fixed")).map_err(err)?;
             let mut axes: Vec<(&'static str, Vec<Value>)> = Vec::new();
-            for k in KEYS {
+            for &k in keys() {
                 let Some(v) = sweep.get(k) else { continue };
                 let Value::Array(vals) = v else {
                     return Err(err(format!("{} key `{k}` must be an array", at("sweep"))));
@@ -234,7 +234,7 @@ impl Plan {
                 }
             }
         }
-        let varying: Vec<&'static str> = KEYS
+        let varying: Vec<&'static str> = keys()
             .iter()
             .enumerate()
             .filter(|(i, _)| {
@@ -248,7 +248,7 @@ impl Plan {
         }
         let x = resolve_x(&file.plot, &varying).map_err(err)?;
         for k in &file.plot.best_over {
-            if !KEYS.contains(&k.as_str()) {
+            if !keys().contains(&k.as_str()) {
                 return Err(err(format!("[plot] best_over: unknown key `{k}`")));
             }
         }
@@ -283,10 +283,10 @@ impl Plan {
 
 fn check_keys(t: &Table, at: &str) -> std::result::Result<(), String> {
     for (k, v) in t {
-        if !KEYS.contains(&k.as_str()) {
+        if !keys().contains(&k.as_str()) {
             return Err(format!(
                 "{at}: unknown key `{k}` (expected one of {})",
-                KEYS.join(", ")
+                keys().join(", ")
             ));
         }
         if !matches!(v, Value::Array(_)) || !at.starts_with("[sweep]") {
@@ -322,15 +322,18 @@ fn cartesian(axes: &[(&'static str, Vec<Value>)]) -> Vec<Vec<(&'static str, Valu
 }
 
 /// Keys that only matter in nc mode (left out of a plain point's label).
-pub const NC_ONLY: [&str; 4] = ["redundancy", "window", "scheme", "buffer_packets"];
+pub fn nc_only(key: &str) -> bool {
+    key == "buffer_packets" || crate::params::PolicyOverrides::KEYS.contains(&key)
+}
 
 /// `key=value` of `keys`, space separated (mode and cc bare; nc-only keys left out of a
 /// plain point's label).
-pub fn label(p: &Params, keys: &[&str]) -> String {
+pub fn label(p: &Params, shown: &[&str]) -> String {
     let cells = p.cells();
-    keys.iter()
-        .filter(|k| p.mode == Mode::Nc || !NC_ONLY.contains(k))
-        .filter_map(|k| KEYS.iter().position(|x| x == k).map(|i| (*k, &cells[i])))
+    shown
+        .iter()
+        .filter(|k| p.mode == PathMode::Nc || !nc_only(k))
+        .filter_map(|k| keys().iter().position(|x| x == k).map(|i| (*k, &cells[i])))
         .map(|(k, v)| match k {
             "mode" | "cc" => v.clone(),
             _ if v.is_empty() => format!("{k}=auto"),

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ExperimentError, Result};
 use crate::journal::Row;
-use crate::params::{KEYS, Params};
+use crate::params::{Params, keys};
 use crate::plan::{Plan, label};
 
 /// Mean, extremes, sample standard deviation and count of some values.
@@ -102,7 +102,7 @@ pub struct Summary {
 }
 
 fn key_index(k: &str) -> usize {
-    KEYS.iter().position(|x| *x == k).unwrap_or(0)
+    keys().iter().position(|x| *x == k).unwrap_or(0)
 }
 
 /// Summarises the rows of `plan`'s points (rows of other settings are ignored).
@@ -221,7 +221,7 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
         })
         .collect();
     let fixed = serde_json::to_value(&plan.points[0].params).unwrap_or(Value::Null);
-    let fixed: serde_json::Map<String, Value> = KEYS
+    let fixed: serde_json::Map<String, Value> = keys()
         .iter()
         .filter(|k| !plan.varying.contains(k))
         .map(|k| (k.to_string(), fixed[*k].clone()))

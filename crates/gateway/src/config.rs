@@ -7,7 +7,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tcpnc_proto::settings::{CodingMode, Policies, PolicyOverrides};
 use tcpnc_wire::{OUTER_HEADER_V4, OUTER_HEADER_V6};
 use thiserror::Error;
@@ -59,7 +59,7 @@ impl ConfigError {
 }
 
 /// The file as written (strings; checked by [`RawConfig::validate`]).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
     /// `[interface]`.
@@ -73,7 +73,7 @@ pub struct RawConfig {
 }
 
 /// `[interface]` as written.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawInterface {
     /// TUN device name.
@@ -95,7 +95,7 @@ pub struct RawInterface {
 }
 
 /// `[coding]` as written.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct RawCoding {
     /// `"nc"` or `"off"`.
     pub mode: Option<String>,
@@ -112,7 +112,7 @@ pub struct RawCoding {
 }
 
 /// `[[peer]]` as written.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPeer {
     /// Optional display name.
@@ -257,6 +257,12 @@ fn parse_sockaddr(key: &str, s: &str) -> Result<SocketAddr, ConfigError> {
 }
 
 impl RawConfig {
+    /// The file text (what [`Config::parse`] reads back): programs that start gateways (the
+    /// lab) build a [`RawConfig`] value instead of writing TOML by hand.
+    pub fn to_toml(&self) -> Result<String, ConfigError> {
+        toml::to_string(self).map_err(|e| ConfigError::Syntax(e.to_string()))
+    }
+
     /// Checks every value and builds the typed [`Config`].
     pub fn validate(self) -> Result<Config, ConfigError> {
         let interface = self.interface.validate()?;
@@ -405,6 +411,17 @@ fn first_host(addr: IpAddr) -> IpAddr {
 }
 
 impl RawCoding {
+    /// `[coding]` with `mode` and the policy keys `policies` gives (the rest: defaults).
+    pub fn new(mode: CodingMode, policies: &PolicyOverrides, seed: Option<u64>) -> RawCoding {
+        RawCoding {
+            mode: Some(mode.name().to_string()),
+            buffer_packets: None,
+            buffer_bytes: None,
+            seed,
+            policies: toml::Table::try_from(policies).unwrap_or_default(),
+        }
+    }
+
     fn validate(self, iface: &Interface) -> Result<Coding, ConfigError> {
         let mode = match self.mode.as_deref() {
             None => CodingMode::default(),

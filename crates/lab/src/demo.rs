@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use crate::error::Result;
 use crate::measure::{Measurement, measure};
 use crate::session::Lab;
-use crate::settings::{CodingSettings, Mode, PathSettings, TransferSettings};
+use crate::settings::{
+    CongestionControl, PathMode, PathSettings, PolicyOverrides, TransferSettings,
+};
 
 /// What the demo measures.
 #[derive(Debug, Clone)]
@@ -40,15 +42,15 @@ impl Default for Plan {
 }
 
 /// The variants compared at every loss rate: (mode, congestion control).
-pub const VARIANTS: [(Mode, &str); 4] = [
-    (Mode::Plain, "reno"),
-    (Mode::Plain, "cubic"),
-    (Mode::Plain, "bbr"),
-    (Mode::Nc, "cubic"),
+pub const VARIANTS: [(PathMode, CongestionControl); 4] = [
+    (PathMode::Plain, CongestionControl::Reno),
+    (PathMode::Plain, CongestionControl::Cubic),
+    (PathMode::Plain, CongestionControl::Bbr),
+    (PathMode::Nc, CongestionControl::Cubic),
 ];
 
 /// The label of a variant, e.g. `plain cubic`.
-pub fn label(mode: Mode, cc: &str) -> String {
+pub fn label(mode: PathMode, cc: CongestionControl) -> String {
     format!("{} {cc}", mode.name())
 }
 
@@ -56,9 +58,9 @@ pub fn label(mode: Mode, cc: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct Row {
     /// Plain or nc.
-    pub mode: Mode,
+    pub mode: PathMode,
     /// Congestion control.
-    pub cc: String,
+    pub cc: CongestionControl,
     /// Loss rate.
     pub loss: f64,
     /// What was measured.
@@ -101,16 +103,16 @@ pub fn run(lab: &Lab, plan: &Plan, bar: &ProgressBar) -> Result<Vec<Row>> {
         for (mode, cc) in VARIANTS {
             let t = TransferSettings {
                 bytes: plan.bytes,
-                cc: cc.to_string(),
+                cc,
                 seed: 1,
                 timeout_s: plan.timeout_s,
             };
             bar.set_prefix(format!("{} @ {:.0}%", label(mode, cc), loss * 100.0));
-            let coding = CodingSettings::default();
+            let coding = PolicyOverrides::default();
             let measurement = measure(lab, mode, &path, &coding, &t, false, bar)?;
             rows.push(Row {
                 mode,
-                cc: cc.to_string(),
+                cc,
                 loss,
                 measurement,
             });
@@ -120,7 +122,7 @@ pub fn run(lab: &Lab, plan: &Plan, bar: &ProgressBar) -> Result<Vec<Row>> {
 }
 
 /// The goodput of `(mode, cc)` at `loss`, if measured.
-pub fn goodput(rows: &[Row], mode: Mode, cc: &str, loss: f64) -> Option<f64> {
+pub fn goodput(rows: &[Row], mode: PathMode, cc: CongestionControl, loss: f64) -> Option<f64> {
     rows.iter()
         .find(|r| r.mode == mode && r.cc == cc && r.loss == loss)
         .map(|r| r.measurement.transfer.goodput_mbit)
@@ -154,8 +156,8 @@ pub fn table(plan: &Plan, rows: &[Row]) -> String {
             s += &format!(" | {cell:>18}");
         }
         let ratio = match (
-            goodput(rows, Mode::Nc, "cubic", loss),
-            goodput(rows, Mode::Plain, "cubic", loss),
+            goodput(rows, PathMode::Nc, CongestionControl::Cubic, loss),
+            goodput(rows, PathMode::Plain, CongestionControl::Cubic, loss),
         ) {
             (Some(n), Some(p)) if p > 0.0 => format!("{:.2}x", n / p),
             _ => "-".into(),
@@ -177,7 +179,7 @@ pub fn to_json(plan: &Plan, rows: &[Row], plots: &[PathBuf]) -> Value {
             "bytes": plan.bytes,
         },
         "runs": rows.iter().map(|r| json!({
-            "label": label(r.mode, &r.cc),
+            "label": label(r.mode, r.cc),
             "loss": r.loss,
             "result": r.measurement,
         })).collect::<Vec<_>>(),

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{LabError, Result};
 use crate::netns::{Proto, in_netns, port_bound};
 use crate::session::{Lab, Session, wait_ready};
-use crate::settings::{CodingSettings, Mode, PathSettings};
+use crate::settings::{PathMode, PathSettings, PolicyOverrides};
 use crate::traffic::DataGen;
 
 /// TCP port of the HTTP server.
@@ -68,9 +68,9 @@ fn sha256_file(path: &Path) -> Result<(u64, String)> {
 /// across the tunnel in `mode`.
 pub fn http_download(
     lab: &Lab,
-    mode: Mode,
+    mode: PathMode,
     path: &PathSettings,
-    coding: &CodingSettings,
+    coding: &PolicyOverrides,
     bytes: u64,
     timeout_s: f64,
 ) -> Result<HttpResult> {
@@ -90,7 +90,7 @@ pub fn http_download(
     let (_, sha_served) = sha256_file(&blob)?;
     let session = Session::start(lab, mode, path, coding)?;
     let server_ip = match mode {
-        Mode::Direct => crate::topo::CLI_ADDR,
+        PathMode::Direct => crate::topo::CLI_ADDR,
         _ => crate::session::TUN_CLI,
     };
     let srv_args: Vec<String> = [

@@ -52,7 +52,7 @@ pub fn run_iperf3(session: &mut Session<'_>, t: &TransferSettings) -> Result<Val
         "-n",
         &t.bytes.to_string(),
         "-C",
-        &t.cc,
+        t.cc.name(),
         "-J",
         "--connect-timeout",
         "10000",

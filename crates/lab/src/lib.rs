@@ -32,7 +32,7 @@ pub mod transfer;
 pub use error::{LabError, Result};
 pub use measure::{Comparison, Measurement, compare, measure};
 pub use session::{Lab, Session, tcpnc_exe};
-pub use settings::{CodingSettings, Mode, PathSettings, TransferSettings, parse_bytes};
+pub use settings::{PathMode, PathSettings, PolicyOverrides, TransferSettings, parse_bytes};
 
 use std::net::SocketAddr;
 use std::time::Duration;

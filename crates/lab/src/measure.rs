@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::error::Result;
 use crate::iperf;
 use crate::session::{Lab, Session};
-use crate::settings::{CodingSettings, Mode, PathSettings, TransferSettings};
+use crate::settings::{PathMode, PathSettings, PolicyOverrides, TransferSettings};
 use crate::transfer::{TransferResult, run_transfer};
 
 /// Everything one measurement reports.
@@ -30,13 +30,13 @@ pub struct Measurement {
 
 /// The settings of a measurement as reported.
 pub fn settings_json(
-    mode: Mode,
+    mode: PathMode,
     path: &PathSettings,
-    coding: &CodingSettings,
+    coding: &PolicyOverrides,
     t: &TransferSettings,
 ) -> Value {
     let mut v = json!({
-        "mode": mode.name(),
+        "mode": mode,
         "rate_mbit": path.rate_mbit,
         "delay_ms": path.delay_ms,
         "loss": path.loss,
@@ -46,7 +46,7 @@ pub fn settings_json(
         "cc": t.cc,
         "data_seed": t.seed,
     });
-    if mode == Mode::Direct {
+    if mode == PathMode::Direct {
         // Direct routing bypasses the relay: no rate, delay or loss is applied.
         for k in [
             "rate_mbit",
@@ -58,14 +58,14 @@ pub fn settings_json(
             v[k] = Value::Null;
         }
     }
-    if mode == Mode::Nc {
-        v["window"] = coding.window.into();
-        v["redundancy"] = match coding.redundancy {
-            Some(r) => r.into(),
-            None => "auto".into(),
-        };
-        v["scheme"] = coding.scheme.clone().into();
-        v["repair"] = coding.repair.clone().into();
+    if mode == PathMode::Nc {
+        // The whole policy set the gateways ran with: the product's, with the keys given.
+        if let (Some(o), Value::Object(p)) = (
+            v.as_object_mut(),
+            json!(tcpnc_settings::Policies::product().with(coding)),
+        ) {
+            o.extend(p);
+        }
     }
     v
 }
@@ -73,9 +73,9 @@ pub fn settings_json(
 /// Runs one measurement on `lab`.
 pub fn measure(
     lab: &Lab,
-    mode: Mode,
+    mode: PathMode,
     path: &PathSettings,
-    coding: &CodingSettings,
+    coding: &PolicyOverrides,
     t: &TransferSettings,
     with_iperf3: bool,
     bar: &ProgressBar,
@@ -122,15 +122,15 @@ impl Comparison {
 pub fn compare(
     lab: &Lab,
     path: &PathSettings,
-    coding: &CodingSettings,
+    coding: &PolicyOverrides,
     t: &TransferSettings,
     with_iperf3: bool,
     bar: &ProgressBar,
 ) -> Result<Comparison> {
     bar.set_prefix(format!("plain {}", t.cc));
-    let plain = measure(lab, Mode::Plain, path, coding, t, with_iperf3, bar)?;
+    let plain = measure(lab, PathMode::Plain, path, coding, t, with_iperf3, bar)?;
     bar.set_prefix(format!("nc {}", t.cc));
-    let nc = measure(lab, Mode::Nc, path, coding, t, with_iperf3, bar)?;
+    let nc = measure(lab, PathMode::Nc, path, coding, t, with_iperf3, bar)?;
     Ok(Comparison { plain, nc })
 }
 

@@ -13,7 +13,10 @@ use crate::child::Child;
 use crate::error::{LabError, Result};
 use crate::guard::ScratchDir;
 use crate::netns::{self, Proto, in_netns};
-use crate::settings::{CodingSettings, Mode, PathSettings};
+use tcpnc_gateway::config::{RawCoding, RawConfig, RawInterface, RawPeer};
+use tcpnc_settings::CodingMode;
+
+use crate::settings::{PathMode, PathSettings, PolicyOverrides};
 use crate::topo::{self, Topology};
 
 /// Tunnel address of the client gateway's TUN.
@@ -123,10 +126,10 @@ pub fn wait_ready(
     })
 }
 
-/// The relay and the two gateways of one run (none in [`Mode::Direct`]).
+/// The relay and the two gateways of one run (none in [`PathMode::Direct`]).
 pub struct Session<'a> {
     lab: &'a Lab,
-    mode: Mode,
+    mode: PathMode,
     relay: Option<(Child, PathBuf)>,
     gateways: Vec<(Child, PathBuf)>,
 }
@@ -144,9 +147,9 @@ impl<'a> Session<'a> {
     /// Starts the relay and the gateways for `mode` and waits until each is ready.
     pub fn start(
         lab: &'a Lab,
-        mode: Mode,
+        mode: PathMode,
         path: &PathSettings,
-        coding: &CodingSettings,
+        coding: &PolicyOverrides,
     ) -> Result<Session<'a>> {
         let mut s = Session {
             lab,
@@ -154,7 +157,7 @@ impl<'a> Session<'a> {
             relay: None,
             gateways: Vec::new(),
         };
-        if mode == Mode::Direct {
+        if mode == PathMode::Direct {
             return Ok(s);
         }
         let t = &lab.topo;
@@ -213,16 +216,15 @@ impl<'a> Session<'a> {
         for (name, ns, me, peer, listen, relay_ip, relay_port) in sides {
             let stats = lab.file(&name.replace(' ', "-"), "json");
             let config = lab.file(&name.replace(' ', "-"), "toml");
-            let text = gateway_config(
-                mode,
-                coding,
-                path,
+            let addrs = GatewayAddrs {
                 me,
                 peer,
-                SocketAddr::from((listen, GATEWAY_PORT)),
-                SocketAddr::from((relay_ip, relay_port)),
-                &stats,
-            );
+                listen: SocketAddr::from((listen, GATEWAY_PORT)),
+                endpoint: SocketAddr::from((relay_ip, relay_port)),
+            };
+            let text = gateway_config(mode, coding, path, &addrs, &stats)
+                .to_toml()
+                .map_err(|e| LabError::Invalid(e.to_string()))?;
             std::fs::write(&config, text).map_err(|e| LabError::file(&config, e))?;
             let args = [
                 "up".into(),
@@ -254,7 +256,7 @@ impl<'a> Session<'a> {
     /// The address the server listens on for this session's mode.
     pub fn server_ip(&self) -> Ipv4Addr {
         match self.mode {
-            Mode::Direct => topo::SRV_ADDR,
+            PathMode::Direct => topo::SRV_ADDR,
             _ => TUN_SRV,
         }
     }
@@ -275,7 +277,7 @@ impl<'a> Session<'a> {
     /// Stops the gateways and the relay (SIGTERM; they write final counters) and reads
     /// their counters.
     pub fn finish(mut self) -> Result<SessionStats> {
-        if self.mode == Mode::Direct {
+        if self.mode == PathMode::Direct {
             return Ok(SessionStats::default());
         }
         let mut snaps = Vec::new();
@@ -307,40 +309,49 @@ fn read_json(path: &Path, who: &str) -> Result<Value> {
     })
 }
 
-/// The `tcpnc up` configuration of one side.
-#[allow(clippy::too_many_arguments)]
+/// Addresses of one gateway: its tunnel address, its peer's, and its UDP ends.
+#[derive(Debug, Clone, Copy)]
+pub struct GatewayAddrs {
+    /// This side's tunnel address (`/24`).
+    pub me: Ipv4Addr,
+    /// The other side's tunnel address (the only allowed IP).
+    pub peer: Ipv4Addr,
+    /// UDP listen address.
+    pub listen: SocketAddr,
+    /// The peer's UDP endpoint (the relay).
+    pub endpoint: SocketAddr,
+}
+
+/// The `tcpnc up` configuration of one side, as the gateway's own config type: the lab's
+/// contract with the gateway is checked at compile time.
 pub fn gateway_config(
-    mode: Mode,
-    coding: &CodingSettings,
+    mode: PathMode,
+    coding: &PolicyOverrides,
     path: &PathSettings,
-    me: Ipv4Addr,
-    peer: Ipv4Addr,
-    listen: SocketAddr,
-    endpoint: SocketAddr,
+    addrs: &GatewayAddrs,
     stats: &Path,
-) -> String {
-    let mut c = format!(
-        "[interface]\nname = \"{TUN_DEV}\"\naddress = \"{me}/24\"\nmtu = {TUN_MTU}\n\
-         listen = \"{listen}\"\nstats_file = \"{}\"\n\n",
-        stats.display()
-    );
-    match mode {
-        Mode::Nc => {
-            c += &format!(
-                "[coding]\nmode = \"nc\"\nwindow = {}\nredundancy = {}\nseed = {}\n",
-                coding.window,
-                coding.redundancy_toml(),
-                path.seed
-            );
-            if let Some(r) = &coding.repair {
-                c += &format!("repair = \"{r}\"\n");
-            }
-            if let Some(s) = &coding.scheme {
-                c += &format!("scheme = \"{s}\"\n");
-            }
-        }
-        _ => c += "[coding]\nmode = \"off\"\n",
+) -> RawConfig {
+    let coding = match mode.gateway_mode() {
+        Some(CodingMode::Nc) => RawCoding::new(CodingMode::Nc, coding, Some(path.seed)),
+        _ => RawCoding::new(CodingMode::Off, &PolicyOverrides::default(), None),
+    };
+    RawConfig {
+        interface: RawInterface {
+            name: TUN_DEV.to_string(),
+            address: format!("{}/24", addrs.me),
+            mtu: Some(TUN_MTU),
+            listen: addrs.listen.to_string(),
+            path_mtu: None,
+            routes: None,
+            stats_file: Some(stats.display().to_string()),
+            queue_packets: None,
+        },
+        coding,
+        peer: vec![RawPeer {
+            name: None,
+            endpoint: addrs.endpoint.to_string(),
+            allowed_ips: vec![format!("{}/32", addrs.peer)],
+            keepalive_secs: None,
+        }],
     }
-    c += &format!("\n[[peer]]\nendpoint = \"{endpoint}\"\nallowed_ips = [\"{peer}/32\"]\n");
-    c
 }

@@ -1,11 +1,12 @@
-//! What a lab run is configured with: the emulated path, the coding, the transfer.
+//! What a lab run is configured with: the emulated path and the transfer. The coding policies
+//! and the congestion controls are the shared vocabulary's (`tcpnc-settings`): the lab passes
+//! the policy keys it was given ([`PolicyOverrides`]) to both gateways, which apply them to the
+//! product's set.
 
 use serde::{Deserialize, Serialize};
+pub use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides};
 
 use crate::error::{LabError, Result};
-
-/// Kernel congestion controls the lab accepts.
-pub const CONGESTION_CONTROLS: [&str; 3] = ["reno", "cubic", "bbr"];
 
 /// The emulated path (the relay in the emulator namespace).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -52,82 +53,13 @@ impl PathSettings {
     }
 }
 
-/// How traffic crosses the path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Through the gateways' tunnel with coding off (`[coding] mode = "off"`): the baseline.
-    Plain,
-    /// Through the gateways' tunnel with TCP/NC.
-    Nc,
-    /// Routed directly through the emulator namespace, no tunnel and no impairment.
-    Direct,
-}
-
-impl Mode {
-    /// The name used in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Plain => "plain",
-            Mode::Nc => "nc",
-            Mode::Direct => "direct",
-        }
-    }
-}
-
-/// The lab's default coding window W.
-///
-/// W = 12: on the path (20 Mbit/s, 20 ms, 10 % loss, deficit repair, seeded
-/// coefficients, so the header does not grow with W) ten runs gave a median of 16.0 Mbit/s with
-/// W = 12 against 15.2 with W = 8, whose smaller window lets random-loss excursions stall the
-/// NC ack (a TCP window cut each) 4–6 times per 20 MB instead of 2–4; W = 16 hides more queue
-/// drops from TCP, which then overfills the queue (docs/lab.md).
-pub const DEFAULT_WINDOW: u16 = 12;
-
-/// Gateway coding settings for [`Mode::Nc`].
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CodingSettings {
-    /// Coding window W.
-    pub window: u16,
-    /// Redundancy R (`None`: `"auto"`, the gateways follow their own loss estimate).
-    pub redundancy: Option<f64>,
-    /// `"systematic"` or `"dense"` (`None`: the gateway's default).
-    pub scheme: Option<String>,
-    /// `"deficit"` or `"off"` (`None`: the gateway's default, deficit).
-    #[serde(default)]
-    pub repair: Option<String>,
-}
-
-impl Default for CodingSettings {
-    fn default() -> Self {
-        CodingSettings {
-            window: DEFAULT_WINDOW,
-            redundancy: None,
-            scheme: None,
-            repair: None,
-        }
-    }
-}
-
-impl CodingSettings {
-    /// The `coding.redundancy` value of the gateway config: R, or `"auto"` (the default: R
-    /// follows the gateway's loss estimate, 1/(1 − p̂) + 0.4·p̂, docs/engine.md), so the
-    /// gateways are not told the emulated loss rate.
-    pub fn redundancy_toml(&self) -> String {
-        match self.redundancy {
-            Some(r) => r.to_string(),
-            None => "\"auto\"".to_string(),
-        }
-    }
-}
-
 /// One transfer.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TransferSettings {
     /// Bytes to send.
     pub bytes: u64,
     /// Sender's congestion control.
-    pub cc: String,
+    pub cc: CongestionControl,
     /// Data seed.
     pub seed: u64,
     /// Bound on the whole transfer (and on each wait inside it), seconds.
@@ -137,11 +69,10 @@ pub struct TransferSettings {
 impl TransferSettings {
     /// Checks the congestion control and sizes.
     pub fn validate(&self) -> Result<()> {
-        if !CONGESTION_CONTROLS.contains(&self.cc.as_str()) {
+        if !self.cc.in_kernel() {
             return Err(LabError::Invalid(format!(
-                "--cc {} (expected one of {})",
-                self.cc,
-                CONGESTION_CONTROLS.join(", ")
+                "--cc {}: the kernel has reno, cubic and bbr",
+                self.cc
             )));
         }
         if self.bytes == 0 {
@@ -205,9 +136,5 @@ mod tests {
         };
         assert_eq!(p.queue(), 67);
         assert!((p.limit_mbit() - 18.0).abs() < 1e-9);
-        let mut c = CodingSettings::default();
-        assert_eq!(c.redundancy_toml(), "\"auto\"");
-        c.redundancy = Some(1.15);
-        assert_eq!(c.redundancy_toml(), "1.15");
     }
 }

@@ -104,7 +104,7 @@ pub fn run_transfer(
         "--bytes",
         &t.bytes.to_string(),
         "--cc",
-        &t.cc,
+        t.cc.name(),
         "--seed",
         &t.seed.to_string(),
         "--timeout-s",

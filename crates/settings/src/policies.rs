@@ -174,6 +174,20 @@ pub struct PolicyOverrides {
     pub ack_rule: Option<AckPolicy>,
 }
 
+impl From<Policies> for PolicyOverrides {
+    /// Every key given: applied to any base set, gives `p`.
+    fn from(p: Policies) -> Self {
+        PolicyOverrides {
+            window: Some(p.window),
+            redundancy: Some(p.redundancy),
+            scheme: Some(p.scheme),
+            coefficients: Some(p.coefficients),
+            repair: Some(p.repair),
+            ack_rule: Some(p.ack_rule),
+        }
+    }
+}
+
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
     pub const KEYS: [&'static str; 6] = [
