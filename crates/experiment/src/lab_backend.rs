@@ -123,15 +123,12 @@ mod tests {
         let p = Params {
             loss: 0.1,
             cc: CongestionControl::Bbr,
+            loss_position: LossPosition::AfterQueue,
             ..Params::default()
         };
         let (path, coding, t) = lab_settings(&p, 9);
         assert_eq!(path.seed, 9);
         assert_eq!(t.cc, CongestionControl::Bbr);
-        assert_eq!(
-            tcpnc_lab::settings::PolicyOverrides::default(),
-            PolicyOverrides::default()
-        );
         assert_eq!(tcpnc_proto::Policies::product().with(&coding), p.policies());
         assert!(LabBackend::default().check(&p).is_ok());
         let none = Params {
@@ -139,5 +136,10 @@ mod tests {
             ..p
         };
         assert!(LabBackend::default().check(&none).is_err());
+        let before = Params {
+            loss_position: LossPosition::BeforeQueue,
+            ..p
+        };
+        assert!(LabBackend::default().check(&before).is_err());
     }
 }

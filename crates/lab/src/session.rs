@@ -355,3 +355,50 @@ pub fn gateway_config(
         }],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcpnc_gateway::Config;
+    use tcpnc_settings::{Policies, RepairPolicy};
+
+    fn path() -> PathSettings {
+        PathSettings {
+            rate_mbit: 20.0,
+            delay_ms: 20.0,
+            loss: 0.1,
+            queue_packets: None,
+            seed: 5,
+        }
+    }
+
+    fn addrs() -> GatewayAddrs {
+        GatewayAddrs {
+            me: Ipv4Addr::new(10, 9, 0, 1),
+            peer: Ipv4Addr::new(10, 9, 0, 2),
+            listen: "10.8.1.1:51820".parse().unwrap(),
+            endpoint: "10.8.1.2:40001".parse().unwrap(),
+        }
+    }
+
+    /// The lab's gateway config is read back by the gateway's own parser with the policies
+    /// the lab asked for (the typed contract: a renamed key fails here, not at lab time).
+    #[test]
+    fn gateway_reads_the_lab_config() {
+        let coding = PolicyOverrides {
+            window: Some(8),
+            repair: Some(RepairPolicy::Off),
+            ..PolicyOverrides::default()
+        };
+        let stats = Path::new("/tmp/x.json");
+        let raw = gateway_config(PathMode::Nc, &coding, &path(), &addrs(), stats);
+        let c = Config::parse(&raw.to_toml().unwrap()).unwrap();
+        assert_eq!(c.coding.policies, Policies::product().with(&coding));
+        assert_eq!(c.coding.seed, 5);
+        assert_eq!(c.interface.mtu, TUN_MTU);
+        assert_eq!(c.peers[0].endpoint, addrs().endpoint);
+        let raw = gateway_config(PathMode::Plain, &coding, &path(), &addrs(), stats);
+        let c = Config::parse(&raw.to_toml().unwrap()).unwrap();
+        assert_eq!(c.coding.mode, tcpnc_settings::CodingMode::Off);
+    }
+}
