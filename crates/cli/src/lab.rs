@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use tcpnc_experiment::demo;
 use tcpnc_lab::settings::{PathSettings, TransferSettings};
-use tcpnc_lab::{Lab, demo, guard, http, measure, progress};
+use tcpnc_lab::{Lab, guard, http, measure, progress};
 use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides};
 
 /// Arguments of `tcpnc lab`.
@@ -144,7 +145,8 @@ pub struct RunArgs {
 /// `tcpnc lab demo`.
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
-    /// Directory for tcpnc-demo.png and tcpnc-demo.svg.
+    /// Directory under which `tcpnc-demo/` is written: the plot (tcpnc-demo.png, .svg), every
+    /// run (runs.csv) and the summary (summary.json).
     #[arg(long, default_value = ".")]
     pub out: PathBuf,
     /// Bytes per transfer.
@@ -337,35 +339,37 @@ fn run_one(a: RunArgs) -> Result<()> {
 }
 
 fn run_demo(a: DemoArgs) -> Result<()> {
-    let plan = demo::Plan {
+    let options = demo::DemoOptions {
         rate_mbit: a.rate_mbit,
         delay_ms: a.delay_ms,
         losses: a.losses.clone(),
         bytes: a.bytes,
         timeout_s: a.timeout_s,
     };
-    let lab = new_lab()?;
+    let plan = demo::plan(&options)?;
+    guard::require_root()?;
     if !a.json {
-        println!("{}", demo::intro(&plan));
+        println!("{}", demo::intro(&options));
     }
-    let bar = progress::bar(!a.json);
-    let rows = demo::run(&lab, &plan, &bar)?;
-    bar.finish_and_clear();
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let files = tcpnc_lab::plot::write_plots(&plan, &rows, &a.out, "tcpnc-demo")?;
+    let out = a.out.join(&plan.name);
+    let outcome = demo::run(&plan, &out, !a.json)?;
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&demo::to_json(&plan, &rows, &files))?
-        );
+        let v = demo::to_json(&options, &plan, &outcome);
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!("{}", demo::table(&plan, &rows));
-        for f in &files {
-            println!("plot written to {}", f.display());
+        println!("{}", demo::table_text(&options, &outcome.summary));
+        for f in &outcome.files {
+            println!("wrote {}", f.display());
         }
     }
-    if rows.iter().any(|r| !r.measurement.transfer.integrity_ok) {
-        bail!("integrity check failed in at least one run");
+    if outcome.interrupted {
+        bail!("interrupted");
+    }
+    if !demo::all_counted(&outcome.summary) {
+        bail!(
+            "a run failed or its integrity check failed (runs.csv in {} says which)",
+            out.display()
+        );
     }
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use tcpnc_proto::{EngineConfig, Policies};
-use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides};
+use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides, Profile};
 use tcpnc_sim::nc_box::NcBox;
 use tcpnc_sim::tcpnc_link::{LinkStats, LossModel, LossPosition, QueueLimit};
 use tcpnc_sim::{CongestionControl as SimCc, SimConfig, SimReport};
@@ -65,9 +65,12 @@ pub struct SimArgs {
     /// Virtual time limit, s.
     #[arg(long, default_value_t = 600.0)]
     pub max_sim_s: f64,
-    /// Coding policies (nc mode); absent keys take the simulator's set (`Policies::simulator`:
-    /// W 16, R = 1/(1 − loss) + 0.03 + 0.3·loss or 1 without loss, dense, seeded, deficit
-    /// repair, Mitsuzumi's ACK rule).
+    /// Base policy set (nc mode): simulator = W 16, R = 1/(1 − loss) + 0.03 + 0.3·loss (1
+    /// without loss), dense, seeded, deficit repair, Mitsuzumi's ACK rule; default = the
+    /// product's (tcpnc up: W 12, R auto); experiment = the paper's W 3 with the simulator's R.
+    #[arg(long, value_enum, default_value_t = Profile::Simulator)]
+    pub profile: Profile,
+    /// Coding policies (nc mode); each replaces the profile's value.
     #[command(flatten)]
     pub policies: PolicyOverrides,
     /// Print one JSON object instead of a summary.
@@ -75,10 +78,10 @@ pub struct SimArgs {
     pub json: bool,
 }
 
-/// The policy set of `tcpnc sim --mode nc`: the simulator's set for the path's loss with the
+/// The policy set of `tcpnc sim --mode nc`: the profile's set for the path's loss with the
 /// given keys replaced.
 pub fn policies(args: &SimArgs) -> Policies {
-    Policies::simulator(args.loss).with(&args.policies)
+    args.profile.policies(args.loss).with(&args.policies)
 }
 
 /// The TCP/NC engine configuration of `tcpnc sim --mode nc`.
@@ -170,6 +173,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
         v["tcp_retransmissions"] = json!(report.tcp.retransmissions);
         v["wall_s"] = json!(wall_s);
         let mut config = json!({
+            "profile": args.profile,
             "cc": args.cc,
             "rate_mbit": args.rate_mbit,
             "delay_ms": args.delay_ms,

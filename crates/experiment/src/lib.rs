@@ -18,6 +18,7 @@
 //! ```
 
 pub mod backend;
+pub mod demo;
 pub mod error;
 pub mod journal;
 pub mod lab_backend;

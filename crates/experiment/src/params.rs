@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use tcpnc_proto::settings::{
-    CongestionControl, PathMode, Policies, PolicyOverrides, RedundancyPolicy,
+    CongestionControl, PathMode, Policies, PolicyOverrides, Profile, RedundancyPolicy,
 };
 
 /// Where the loss element sits relative to the bottleneck queue.
@@ -33,8 +33,11 @@ pub struct Params {
     pub loss: f64,
     /// Bernoulli loss probability on the ACK direction (sim only).
     pub reverse_loss: f64,
+    /// The base policy set (nc): `experiment` (default: the paper's W = 3, R from the loss
+    /// rate), `simulator` or `default` (the product's, as `tcpnc up` runs).
+    pub profile: Profile,
     /// The coding policies (nc): window, redundancy, scheme, coefficients, repair, ack_rule;
-    /// absent keys take [`Policies::paper_experiment`] of `loss`.
+    /// absent keys take the profile's value.
     #[serde(flatten)]
     pub coding: PolicyOverrides,
     /// Encoder and decoder buffer in packets (nc, sim).
@@ -68,6 +71,7 @@ impl Default for Params {
             cc: CongestionControl::Reno,
             loss: 0.0,
             reverse_loss: 0.0,
+            profile: Profile::Experiment,
             coding: PolicyOverrides::default(),
             buffer_packets: 100,
             rate_mbit: 6.0,
@@ -107,6 +111,7 @@ pub fn keys() -> &'static [&'static str] {
     static KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
         PATH_KEYS
             .into_iter()
+            .chain(["profile"])
             .chain(PolicyOverrides::KEYS)
             .chain(RUN_KEYS)
             .collect()
@@ -115,10 +120,10 @@ pub fn keys() -> &'static [&'static str] {
 }
 
 impl Params {
-    /// The policy set the engines run with: the paper's experiment set for this loss rate
-    /// with the keys the plan gives.
+    /// The policy set the engines run with: the profile's set for this loss rate with the
+    /// keys the plan gives.
     pub fn policies(&self) -> Policies {
-        Policies::paper_experiment(self.loss).with(&self.coding)
+        self.profile.policies(self.loss).with(&self.coding)
     }
 
     /// Range checks shared by every backend.
@@ -160,13 +165,19 @@ impl Params {
         Ok(())
     }
 
-    /// The value of every key as written in the CSV (in [`keys`] order; absent = empty). The
-    /// policy keys hold the policies the run used ([`Params::policies`]), given or not.
-    pub fn cells(&self) -> Vec<String> {
+    /// Every key's value as JSON; the policy keys hold the policies the run used
+    /// ([`Params::policies`]), given or not.
+    pub fn values(&self) -> Value {
         let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
         if let (Some(o), Value::Object(p)) = (v.as_object_mut(), json_of(&self.policies())) {
             o.extend(p);
         }
+        v
+    }
+
+    /// The value of every key as written in the CSV (in [`keys`] order; absent = empty).
+    pub fn cells(&self) -> Vec<String> {
+        let v = self.values();
         keys().iter().map(|k| cell(&v[*k])).collect()
     }
 }

@@ -234,15 +234,7 @@ impl Plan {
                 }
             }
         }
-        let varying: Vec<&'static str> = keys()
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| {
-                let first = points[0].params.cells()[*i].clone();
-                points.iter().any(|p| p.params.cells()[*i] != first)
-            })
-            .map(|(_, k)| *k)
-            .collect();
+        let varying = varying_keys(&points);
         for p in &mut points {
             p.label = label(&p.params, &varying);
         }
@@ -321,9 +313,34 @@ fn cartesian(axes: &[(&'static str, Vec<Value>)]) -> Vec<Vec<(&'static str, Valu
     out
 }
 
+/// Keys whose value differs between the points where the key matters (an nc-only key is
+/// compared among nc points only, so plain points do not make the nc policies "vary").
+fn varying_keys(points: &[Point]) -> Vec<&'static str> {
+    let cells: Vec<(bool, Vec<String>)> = points
+        .iter()
+        .map(|p| (p.params.mode == PathMode::Nc, p.params.cells()))
+        .collect();
+    keys()
+        .iter()
+        .enumerate()
+        .filter(|(i, k)| {
+            let mut relevant = cells
+                .iter()
+                .filter(|(nc, _)| *nc || !nc_only(k))
+                .map(|(_, c)| &c[*i]);
+            match relevant.next() {
+                Some(first) => relevant.any(|c| c != first),
+                None => false,
+            }
+        })
+        .map(|(_, k)| *k)
+        .collect()
+}
+
 /// Keys that only matter in nc mode (left out of a plain point's label).
 pub fn nc_only(key: &str) -> bool {
-    key == "buffer_packets" || crate::params::PolicyOverrides::KEYS.contains(&key)
+    matches!(key, "buffer_packets" | "profile")
+        || crate::params::PolicyOverrides::KEYS.contains(&key)
 }
 
 /// `key=value` of `keys`, space separated (mode and cc bare; nc-only keys left out of a

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use crate::error::{ExperimentError, Result};
 use crate::journal::Row;
-use crate::params::{Params, keys};
+use crate::params::{Params, PathMode, keys};
+use crate::plan::nc_only;
 use crate::plan::{Plan, label};
 
 /// Mean, extremes, sample standard deviation and count of some values.
@@ -191,7 +192,7 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
         .points
         .iter()
         .map(|p| {
-            let all = serde_json::to_value(&p.params).unwrap_or(Value::Null);
+            let all = p.params.values();
             let params: serde_json::Map<String, Value> = plan
                 .varying
                 .iter()
@@ -220,11 +221,18 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
             })
         })
         .collect();
-    let fixed = serde_json::to_value(&plan.points[0].params).unwrap_or(Value::Null);
+    // A fixed key's value from the first point where it matters (nc-only keys: an nc point).
     let fixed: serde_json::Map<String, Value> = keys()
         .iter()
         .filter(|k| !plan.varying.contains(k))
-        .map(|k| (k.to_string(), fixed[*k].clone()))
+        .map(|k| {
+            let p = plan
+                .points
+                .iter()
+                .find(|p| p.params.mode == PathMode::Nc || !nc_only(k))
+                .unwrap_or(&plan.points[0]);
+            (k.to_string(), p.params.values()[*k].clone())
+        })
         .collect();
     json!({
         "name": plan.name,

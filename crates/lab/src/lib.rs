@@ -7,12 +7,11 @@
 //! lab creates is removed on return, on error and on SIGINT/SIGTERM ([`guard`]).
 //!
 //! * [`topo`]: namespaces and veths; [`session`]: relay + gateways; [`transfer`]: one
-//!   measured transfer; [`measure`]: measurements and `compare`; [`demo`]: the embedded
-//!   plan, table and plot; [`http`]: a stock HTTP client and server across the tunnel.
+//!   measured transfer; [`measure`]: measurements and `compare` (the demo is an experiment
+//!   plan run by `tcpnc-experiment`); [`http`]: a stock HTTP client and server across the tunnel.
 //! * [`traffic`] and [`tcpinfo`]: the source and sink themselves.
 
 pub mod child;
-pub mod demo;
 pub mod error;
 pub mod guard;
 pub mod http;
@@ -20,7 +19,6 @@ pub mod iperf;
 pub mod measure;
 pub mod netns;
 pub mod netstat;
-pub mod plot;
 pub mod progress;
 pub mod session;
 pub mod settings;

@@ -15,7 +15,7 @@ pub mod run;
 pub use named::UnknownName;
 pub use policies::{
     MAX_CODING_WINDOW, PAPER_REDUNDANCY, PAPER_WINDOW, PRODUCT_WINDOW, Policies, PolicyError,
-    PolicyOverrides, SIMULATOR_WINDOW,
+    PolicyOverrides, Profile, SIMULATOR_WINDOW,
 };
 pub use policy::{AckDecision, AckPolicy, CodingScheme, CoefficientTransport, RepairPolicy};
 pub use redundancy::{ADAPTIVE_MAX_REDUNDANCY, MAX_REDUNDANCY, RedundancyError, RedundancyPolicy};

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::named_enum;
 use crate::policy::{AckPolicy, CodingScheme, CoefficientTransport, RepairPolicy};
 use crate::redundancy::RedundancyPolicy;
 
@@ -139,20 +140,46 @@ impl Policies {
     }
 }
 
+named_enum! {
+    /// A named base set of policies; the keys a user gives ([`PolicyOverrides`]) replace its
+    /// values. `tcpnc sim --profile`, plan key `profile`.
+    pub enum Profile {
+        /// The product's set ([`Policies::product`]): what `tcpnc up` and `tcpnc lab` run.
+        Default = "default",
+        /// The simulator's set for the path's known loss ([`Policies::simulator`]): W 16.
+        Simulator = "simulator",
+        /// The implementation paper's experiment (§VI) for the path's known loss
+        /// ([`Policies::paper_experiment`]): W 3.
+        Experiment = "experiment",
+    }
+}
+
+impl Profile {
+    /// The base set on a path whose loss rate is `loss` (used by the profiles that know it).
+    pub fn policies(self, loss: f64) -> Policies {
+        match self {
+            Profile::Default => Policies::product(),
+            Profile::Simulator => Policies::simulator(loss),
+            Profile::Experiment => Policies::paper_experiment(loss),
+        }
+    }
+}
+
 /// The policy keys as written by a user: a gateway `[coding]` table, `tcpnc sim`/`tcpnc lab`
 /// flags, an experiment plan. Every key is optional; absent keys keep the base set's value
 /// ([`Policies::with`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct PolicyOverrides {
-    /// Coding window W in packets, 1..=255 (§III-C). Default: 12 (gateway, lab), 16 (sim),
-    /// 3 (experiment plans, as the paper's §VI).
+    /// Coding window W in packets, 1..=255 (§III-C). Default: the profile's (12 for the
+    /// product's, the gateway's and the lab's; 16 for the simulator's; 3 for the experiment's).
     #[cfg_attr(feature = "clap", arg(long, value_name = "W"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u16>,
     /// Redundancy R: coded packets per TCP segment on average (§II-B), a number in [1, 16], or
     /// "auto" (R follows the gateway's own loss estimate, 1/(1-p) + 0.4p, at most 2). Default:
-    /// auto (gateway, lab); 1/(1-p) + 0.03 + 0.3p for a known loss p (sim, experiment plans).
+    /// the profile's (auto for the product's; 1/(1-p) + 0.03 + 0.3p of a known loss p for the
+    /// simulator's and the experiment's).
     #[cfg_attr(feature = "clap", arg(long, value_name = "R|auto"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redundancy: Option<RedundancyPolicy>,
@@ -236,6 +263,17 @@ mod tests {
             Policies::product().with(&PolicyOverrides::default()),
             Policies::product()
         );
+    }
+
+    #[test]
+    fn profiles_name_the_base_sets() {
+        assert_eq!(Profile::Default.policies(0.3), Policies::product());
+        assert_eq!(Profile::Simulator.policies(0.1), Policies::simulator(0.1));
+        assert_eq!(
+            Profile::Experiment.policies(0.1),
+            Policies::paper_experiment(0.1)
+        );
+        assert_eq!("simulator".parse(), Ok(Profile::Simulator));
     }
 
     #[test]
