@@ -108,7 +108,7 @@ fn one_u64() -> u64 {
     1
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GroupFile {
     #[serde(default)]
@@ -181,72 +181,13 @@ impl Plan {
         if file.repetitions == 0 {
             return Err(err("repetitions must be >= 1".into()));
         }
-        let groups = if file.group.is_empty() {
-            vec![GroupFile::default()]
-        } else {
-            file.group
-        };
-        let mut points: Vec<Point> = Vec::new();
-        let mut seen = BTreeSet::new();
-        for (gi, g) in groups.iter().enumerate() {
-            let mut fixed = file.fixed.clone();
-            fixed.extend(g.fixed.clone());
-            let mut sweep = file.sweep.clone();
-            sweep.extend(g.sweep.clone());
-            let at = |t: &str| {
-                if gi == 0 && g.fixed.is_empty() && g.sweep.is_empty() {
-                    format!("[{t}]")
-                } else {
-                    format!("[{t}] or [[group]] #{}", gi + 1)
-                }
-            };
-            check_keys(&fixed, &at("fixed")).map_err(err)?;
-            let mut axes: Vec<(&'static str, Vec<Value>)> = Vec::new();
-            for &k in keys() {
-                let Some(v) = sweep.get(k) else { continue };
-                let Value::Array(vals) = v else {
-                    return Err(err(format!("{} key `{k}` must be an array", at("sweep"))));
-                };
-                if vals.is_empty() {
-                    return Err(err(format!("{} key `{k}` is empty", at("sweep"))));
-                }
-                for x in vals {
-                    check_value(k, x, &at("sweep")).map_err(err)?;
-                }
-                axes.push((k, vals.clone()));
-            }
-            check_keys(&sweep, &at("sweep")).map_err(err)?;
-            for combo in cartesian(&axes) {
-                let mut t = fixed.clone();
-                for (k, v) in combo {
-                    t.insert(k.to_string(), v);
-                }
-                let params =
-                    Params::deserialize(Value::Table(t)).map_err(|e| err(e.to_string()))?;
-                params
-                    .validate()
-                    .map_err(|d| err(format!("{}: {d}", at("sweep"))))?;
-                if seen.insert(params.cells()) {
-                    points.push(Point {
-                        params,
-                        label: String::new(),
-                    });
-                }
-            }
-        }
+        let mut points = expand(&file).map_err(err)?;
         let varying = varying_keys(&points);
         for p in &mut points {
             p.label = label(&p.params, &varying);
         }
         let x = resolve_x(&file.plot, &varying).map_err(err)?;
-        for k in &file.plot.best_over {
-            if !keys().contains(&k.as_str()) {
-                return Err(err(format!("[plot] best_over: unknown key `{k}`")));
-            }
-        }
-        if !(file.plot.x_scale.is_finite() && file.plot.x_scale > 0.0) {
-            return Err(err("[plot] x_scale must be > 0".into()));
-        }
+        check_plot(&file.plot).map_err(err)?;
         let name = file.name.unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -271,6 +212,86 @@ impl Plan {
     pub fn total_runs(&self) -> usize {
         self.points.len() * self.repetitions as usize
     }
+}
+
+/// Every point of every group (the plan's fixed and sweep tables under the group's), in
+/// expansion order, without duplicates.
+fn expand(file: &PlanFile) -> std::result::Result<Vec<Point>, String> {
+    let groups = if file.group.is_empty() {
+        vec![GroupFile::default()]
+    } else {
+        file.group.clone()
+    };
+    let mut points: Vec<Point> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let mut fixed = file.fixed.clone();
+        fixed.extend(g.fixed.clone());
+        let mut sweep = file.sweep.clone();
+        sweep.extend(g.sweep.clone());
+        let at = |t: &str| {
+            if gi == 0 && g.fixed.is_empty() && g.sweep.is_empty() {
+                format!("[{t}]")
+            } else {
+                format!("[{t}] or [[group]] #{}", gi + 1)
+            }
+        };
+        check_keys(&fixed, &at("fixed"))?;
+        let axes = sweep_axes(&sweep, &at("sweep"))?;
+        check_keys(&sweep, &at("sweep"))?;
+        for combo in cartesian(&axes) {
+            let mut t = fixed.clone();
+            for (k, v) in combo {
+                t.insert(k.to_string(), v);
+            }
+            let params = Params::deserialize(Value::Table(t)).map_err(|e| e.to_string())?;
+            params
+                .validate()
+                .map_err(|d| format!("{}: {d}", at("sweep")))?;
+            if seen.insert(params.cells()) {
+                points.push(Point {
+                    params,
+                    label: String::new(),
+                });
+            }
+        }
+    }
+    Ok(points)
+}
+
+/// The swept keys with their values, in [`keys`] order.
+fn sweep_axes(
+    sweep: &Table,
+    at: &str,
+) -> std::result::Result<Vec<(&'static str, Vec<Value>)>, String> {
+    let mut axes = Vec::new();
+    for &k in keys() {
+        let Some(v) = sweep.get(k) else { continue };
+        let Value::Array(vals) = v else {
+            return Err(format!("{at} key `{k}` must be an array"));
+        };
+        if vals.is_empty() {
+            return Err(format!("{at} key `{k}` is empty"));
+        }
+        for x in vals {
+            check_value(k, x, at)?;
+        }
+        axes.push((k, vals.clone()));
+    }
+    Ok(axes)
+}
+
+/// `best_over` names keys and `x_scale` is positive.
+fn check_plot(plot: &PlotSpec) -> std::result::Result<(), String> {
+    for k in &plot.best_over {
+        if !keys().contains(&k.as_str()) {
+            return Err(format!("[plot] best_over: unknown key `{k}`"));
+        }
+    }
+    if !(plot.x_scale.is_finite() && plot.x_scale > 0.0) {
+        return Err("[plot] x_scale must be > 0".into());
+    }
+    Ok(())
 }
 
 fn check_keys(t: &Table, at: &str) -> std::result::Result<(), String> {

@@ -10,7 +10,7 @@ use tcpnc_plot::{Figure, write_png_and_svg};
 
 use crate::error::{ExperimentError, Result};
 use crate::plan::Plan;
-use crate::summary::Summary;
+use crate::summary::{Curve, Summary};
 
 const SIZE: (u32, u32) = (900, 560);
 
@@ -61,6 +61,52 @@ fn short(chosen: &str) -> String {
     chosen.replace("redundancy=", "R=").replace("window=", "W=")
 }
 
+/// The axes' extent: x from the data, y up to the path rate (when fixed) or the data.
+struct Extent {
+    xmin: f64,
+    xmax: f64,
+    pad: f64,
+    ymax: f64,
+    /// The path rate, when every point has the same one.
+    rate: Option<f64>,
+}
+
+fn extent(plan: &Plan, s: &Summary) -> Extent {
+    let pts = s.curves.iter().flat_map(|c| c.points.iter());
+    let (xmin, xmax) = pts
+        .clone()
+        .map(|p| p.x)
+        .filter(|x| x.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+    let (xmin, xmax) = if xmin.is_finite() {
+        (xmin, xmax)
+    } else {
+        (0.0, 1.0)
+    };
+    let rate = (!plan.varying.contains(&"rate_mbit")).then(|| plan.points[0].params.rate_mbit);
+    let ymax_data = pts
+        .filter_map(|p| p.goodput.max.is_finite().then_some(p.goodput.max))
+        .fold(0.0f64, f64::max);
+    Extent {
+        xmin,
+        xmax,
+        pad: ((xmax - xmin) * 0.05).max(xmax.abs() * 0.02).max(1e-3),
+        ymax: rate.unwrap_or(0.0).max(ymax_data) * 1.15 + 1e-6,
+        rate,
+    }
+}
+
+type Chart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<
+        tcpnc_plot::plotters::coord::types::RangedCoordf64,
+        tcpnc_plot::plotters::coord::types::RangedCoordf64,
+    >,
+>;
+
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     plan: &Plan,
@@ -71,36 +117,13 @@ where
 {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let pts = s.curves.iter().flat_map(|c| c.points.iter());
-    let xs: Vec<f64> = pts.clone().map(|p| p.x).filter(|x| x.is_finite()).collect();
-    let (xmin, xmax) = xs
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-            (a.min(x), b.max(x))
-        });
-    let (xmin, xmax) = if xmin.is_finite() {
-        (xmin, xmax)
-    } else {
-        (0.0, 1.0)
-    };
-    let pad = ((xmax - xmin) * 0.05).max(xmax.abs() * 0.02).max(1e-3);
-    let rate = plan.points[0].params.rate_mbit;
-    let fixed_rate = !plan.varying.contains(&"rate_mbit");
-    let ymax_data = pts
-        .filter_map(|p| p.goodput.max.is_finite().then_some(p.goodput.max))
-        .fold(0.0f64, f64::max);
-    let ymax = if fixed_rate {
-        rate.max(ymax_data)
-    } else {
-        ymax_data
-    } * 1.15
-        + 1e-6;
+    let x = extent(plan, s);
     let mut chart = ChartBuilder::on(root)
         .caption(&plan.title, ("sans-serif", 20))
         .margin(18)
         .x_label_area_size(48)
         .y_label_area_size(60)
-        .build_cartesian_2d(xmin - pad..xmax + pad, 0f64..ymax)
+        .build_cartesian_2d(x.xmin - x.pad..x.xmax + x.pad, 0f64..x.ymax)
         .map_err(e)?;
     let x_desc = plan
         .plot
@@ -121,10 +144,10 @@ where
         .bold_line_style(BLACK.mix(0.15))
         .draw()
         .map_err(e)?;
-    if plan.x == "loss" && fixed_rate {
-        let limit: Vec<(f64, f64)> = [xmin, xmax]
+    if let (true, Some(rate)) = (plan.x == "loss", x.rate) {
+        let limit: Vec<(f64, f64)> = [x.xmin, x.xmax]
             .iter()
-            .map(|&x| (x, rate * (1.0 - x / plan.plot.x_scale)))
+            .map(|&v| (v, rate * (1.0 - v / plan.plot.x_scale)))
             .collect();
         chart
             .draw_series(LineSeries::new(limit, BLACK.mix(0.5).stroke_width(1)))
@@ -132,51 +155,15 @@ where
             .label("link limit C(1-p)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.mix(0.5)));
     }
+    let chosen_labels = !plan.plot.best_over.is_empty();
     for (i, c) in s.curves.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        let line: Vec<(f64, f64)> = c
-            .points
-            .iter()
-            .filter(|p| p.goodput.n > 0)
-            .map(|p| (p.x, p.goodput.mean))
-            .collect();
-        let name = if c.series.is_empty() {
-            "goodput".to_string()
-        } else {
-            c.series.clone()
-        };
-        chart
-            .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
-            .map_err(e)?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart
-            .draw_series(line.iter().map(|&p| Circle::new(p, 4, color.filled())))
-            .map_err(e)?;
-        chart
-            .draw_series(c.points.iter().filter(|p| p.goodput.n > 1).map(|p| {
-                ErrorBar::new_vertical(
-                    p.x,
-                    p.goodput.min,
-                    p.goodput.mean,
-                    p.goodput.max,
-                    color.stroke_width(1),
-                    8,
-                )
-            }))
-            .map_err(e)?;
-        if !plan.plot.best_over.is_empty() && c.points.iter().any(|p| !p.chosen.is_empty()) {
-            let style = TextStyle::from(("sans-serif", 12).into_font()).color(&color);
-            chart
-                .draw_series(c.points.iter().filter(|p| p.goodput.n > 0).map(|p| {
-                    Text::new(
-                        short(&p.chosen),
-                        (p.x, p.goodput.mean + ymax * 0.03),
-                        style.clone(),
-                    )
-                }))
-                .map_err(e)?;
-        }
+        draw_curve(
+            &mut chart,
+            c,
+            COLORS[i % COLORS.len()],
+            chosen_labels,
+            x.ymax,
+        )?;
     }
     chart
         .configure_series_labels()
@@ -187,4 +174,63 @@ where
         .draw()
         .map_err(e)?;
     root.present().map_err(e)
+}
+
+/// One series: the line of means, a dot per point, min-max bars over repetitions and, with
+/// `best_over`, the chosen values above each point.
+fn draw_curve<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    c: &Curve,
+    color: RGBColor,
+    chosen_labels: bool,
+    ymax: f64,
+) -> std::result::Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let line: Vec<(f64, f64)> = c
+        .points
+        .iter()
+        .filter(|p| p.goodput.n > 0)
+        .map(|p| (p.x, p.goodput.mean))
+        .collect();
+    let name = if c.series.is_empty() {
+        "goodput".to_string()
+    } else {
+        c.series.clone()
+    };
+    chart
+        .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
+        .map_err(e)?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+    chart
+        .draw_series(line.iter().map(|&p| Circle::new(p, 4, color.filled())))
+        .map_err(e)?;
+    chart
+        .draw_series(c.points.iter().filter(|p| p.goodput.n > 1).map(|p| {
+            ErrorBar::new_vertical(
+                p.x,
+                p.goodput.min,
+                p.goodput.mean,
+                p.goodput.max,
+                color.stroke_width(1),
+                8,
+            )
+        }))
+        .map_err(e)?;
+    if chosen_labels && c.points.iter().any(|p| !p.chosen.is_empty()) {
+        let style = TextStyle::from(("sans-serif", 12).into_font()).color(&color);
+        chart
+            .draw_series(c.points.iter().filter(|p| p.goodput.n > 0).map(|p| {
+                Text::new(
+                    short(&p.chosen),
+                    (p.x, p.goodput.mean + ymax * 0.03),
+                    style.clone(),
+                )
+            }))
+            .map_err(e)?;
+    }
+    Ok(())
 }
