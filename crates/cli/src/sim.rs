@@ -8,7 +8,7 @@ use tcpnc_proto::{EngineConfig, Policies};
 use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides, Profile};
 use tcpnc_sim::nc_box::NcBox;
 use tcpnc_sim::tcpnc_link::{LinkStats, LossModel, LossPosition, QueueLimit};
-use tcpnc_sim::{CongestionControl as SimCc, SimConfig, SimReport};
+use tcpnc_sim::{SimConfig, SimReport};
 
 /// Arguments of `tcpnc sim`.
 #[derive(Debug, Clone, clap::Args)]
@@ -105,14 +105,7 @@ pub fn config(args: &SimArgs) -> Result<SimConfig> {
     let mut cfg = SimConfig::new()
         .with_bytes(args.bytes)
         .with_seed(args.seed)
-        .with_cc(match args.cc {
-            CongestionControl::Reno => SimCc::Reno,
-            CongestionControl::Cubic => SimCc::Cubic,
-            CongestionControl::None => SimCc::None,
-            CongestionControl::Bbr => {
-                bail!("--cc bbr needs kernel TCP (tcpnc lab); smoltcp has reno, cubic and none")
-            }
-        })
+        .with_cc(args.cc)
         .with_rate_bps((args.rate_mbit * 1e6).round() as u64)
         .with_delay(secs(args.delay_ms / 1e3, "--delay-ms")?)
         .with_forward_loss(loss)

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use tcpnc_proto::EngineConfig;
 use tcpnc_sim::nc_box::{NcBox, OUTER_HEADER_LEN};
 use tcpnc_sim::tcpnc_link::{LossModel, LossPosition as SimLossPosition, QueueLimit};
-use tcpnc_sim::{CongestionControl as SimCc, SimConfig, SimOutcome};
+use tcpnc_sim::{SimConfig, SimOutcome};
 
 use crate::error::{ExperimentError, Result};
 use crate::params::{CongestionControl as Cc, LossPosition, Params, PathMode};
@@ -49,11 +49,6 @@ pub struct SimBackend;
 
 /// The simulator configuration of a point.
 pub fn sim_config(p: &Params, seed: u64) -> SimConfig {
-    let cc = match p.cc {
-        Cc::Reno => SimCc::Reno,
-        Cc::Cubic => SimCc::Cubic,
-        Cc::None | Cc::Bbr => SimCc::None,
-    };
     let (bytes, limit) = match p.duration_s {
         // A session: more bytes than the link can carry, cut at `duration_s`.
         Some(d) => (
@@ -65,7 +60,7 @@ pub fn sim_config(p: &Params, seed: u64) -> SimConfig {
     let mut cfg = SimConfig::new()
         .with_bytes(bytes)
         .with_seed(seed)
-        .with_cc(cc)
+        .with_cc(p.cc)
         .with_rate_bps((p.rate_mbit * 1e6).round() as u64)
         .with_delay(Duration::from_secs_f64(p.delay_ms / 1e3))
         .with_forward_loss(LossModel::bernoulli(p.loss))

@@ -33,4 +33,5 @@ pub use tcpnc_settings as settings;
 pub use tcpnc_settings::{
     CodingScheme, CoefficientTransport, Policies, PolicyOverrides, RedundancyPolicy, RepairPolicy,
 };
+pub use tcpnc_wire as wire;
 pub use tcpnc_wire::FlowId;

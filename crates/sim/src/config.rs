@@ -5,17 +5,9 @@ use std::time::Duration;
 use tcpnc_link::{LinkConfig, LinkError, LossModel, LossPosition, QueueLimit};
 use thiserror::Error;
 
-/// TCP congestion control of the smoltcp endpoints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CongestionControl {
-    /// No congestion control (window limited only by the receiver).
-    None,
-    /// NewReno-like (smoltcp `socket-tcp-reno`).
-    #[default]
-    Reno,
-    /// CUBIC (smoltcp `socket-tcp-cubic`).
-    Cubic,
-}
+/// TCP congestion control of the smoltcp endpoints: the shared vocabulary's; smoltcp has
+/// `reno` (NewReno-like), `cubic` and `none`, not `bbr` ([`SimConfig::validate`]).
+pub use tcpnc_proto::settings::CongestionControl;
 
 /// Errors that prevent a simulation from running at all.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -35,6 +27,9 @@ pub enum SimError {
     /// Socket buffers must be non-empty and at most 1 GiB (smoltcp's limit).
     #[error("socket buffer size must be in 1..=1073741824, got {0}")]
     Buffer(usize),
+    /// smoltcp has no such congestion control.
+    #[error("cc {0}: smoltcp has reno, cubic and none (bbr needs kernel TCP: tcpnc lab)")]
+    CongestionControl(CongestionControl),
     /// Zero bytes would make goodput meaningless.
     #[error("bytes to transfer must be > 0")]
     ZeroBytes,
@@ -176,6 +171,9 @@ impl SimConfig {
             direction: "reverse",
             source,
         })?;
+        if !self.cc.in_simulator() {
+            return Err(SimError::CongestionControl(self.cc));
+        }
         if !(576..=65535).contains(&self.mtu) {
             return Err(SimError::Mtu(self.mtu));
         }

@@ -110,6 +110,8 @@ impl Endpoint {
             CongestionControl::None => tcp::CongestionControl::None,
             CongestionControl::Reno => tcp::CongestionControl::Reno,
             CongestionControl::Cubic => tcp::CongestionControl::Cubic,
+            // Rejected by SimConfig::validate; smoltcp's nearest is NewReno.
+            CongestionControl::Bbr => tcp::CongestionControl::Reno,
         });
         socket.set_ack_delay(
             cfg.ack_delay

@@ -13,7 +13,7 @@ use crate::pathbox::PathBox;
 /// zero bytes to every datagram it puts on the link (and strips them on the way in): a coded
 /// packet then costs on the simulated path exactly what it costs on a real one, and plain and
 /// nc runs compare fairly.
-pub const OUTER_HEADER_LEN: usize = 28;
+pub const OUTER_HEADER_LEN: usize = tcpnc_proto::wire::OUTER_HEADER_V4;
 
 /// One side of the TCP/NC tunnel in the simulator.
 #[derive(Debug)]
@@ -90,18 +90,4 @@ impl PathBox for NcBox {
         map.insert("non_innovative_received".into(), non_innovative);
         map
     }
-}
-
-/// R when none is given: 1/(1 − p), the rate at which innovative combinations just keep up with
-/// new segments after a loss rate p (§V-A), plus a margin of p/2 for the variance of the loss
-/// process at a finite W: 0.03 + 0.3·p (the paper's experiment also found its best R above
-/// 1/(1 − p), §VI). Without loss, R = 1.
-/// Measured here (10 Mbit/s, 20 ms, W = 16, docs/sim.md): below about 1/(1 − p) + 0.04 the code
-/// stops masking the loss and goodput collapses; above it, each extra 0.05 of R costs ~4 %.
-pub fn default_redundancy(loss: f64) -> f64 {
-    let p = loss.clamp(0.0, 0.9);
-    if p == 0.0 {
-        return 1.0;
-    }
-    (1.0 / (1.0 - p) + 0.03 + 0.3 * p).clamp(1.0, 16.0)
 }
