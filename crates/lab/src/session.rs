@@ -14,6 +14,7 @@ use crate::error::{LabError, Result};
 use crate::guard::ScratchDir;
 use crate::netns::{self, Proto, in_netns};
 use tcpnc_gateway::config::{RawCoding, RawConfig, RawInterface, RawPeer};
+use tcpnc_gateway::relay::RelayArgs;
 use tcpnc_settings::CodingMode;
 
 use crate::settings::{PathMode, PathSettings, PolicyOverrides};
@@ -160,94 +161,34 @@ impl<'a> Session<'a> {
         if mode == PathMode::Direct {
             return Ok(s);
         }
+        s.relay = Some(start_relay(lab, path)?);
         let t = &lab.topo;
-        let stats = lab.file("link", "json");
-        let relay_args = [
-            "link".into(),
-            "--a-listen".into(),
-            format!("{}:{RELAY_A_PORT}", topo::EMU_CLI_ADDR),
-            "--a-peer".into(),
-            format!("{}:{GATEWAY_PORT}", topo::CLI_ADDR),
-            "--b-listen".into(),
-            format!("{}:{RELAY_B_PORT}", topo::EMU_SRV_ADDR),
-            "--b-peer".into(),
-            format!("{}:{GATEWAY_PORT}", topo::SRV_ADDR),
-            "--rate-mbit".into(),
-            path.rate_mbit.to_string(),
-            "--delay-ms".into(),
-            path.delay_ms.to_string(),
-            "--queue-packets".into(),
-            path.queue().to_string(),
-            "--loss".into(),
-            path.loss.to_string(),
-            "--seed".into(),
-            path.seed.to_string(),
-            "--stats-file".into(),
-            stats.display().to_string(),
-        ];
-        let mut relay = lab.spawn("relay", &t.emu, &relay_args)?;
-        wait_ready(&mut relay, "the relay's sockets", READY, || {
-            in_netns(&t.emu, || {
-                Ok(netns::port_bound(Proto::Udp, RELAY_A_PORT)?
-                    && netns::port_bound(Proto::Udp, RELAY_B_PORT)?)
-            })
-        })?;
-        s.relay = Some((relay, stats));
         let sides = [
             (
                 "client gateway",
                 &t.cli,
-                TUN_CLI,
-                TUN_SRV,
-                topo::CLI_ADDR,
-                topo::EMU_CLI_ADDR,
-                RELAY_A_PORT,
+                GatewayAddrs {
+                    me: TUN_CLI,
+                    peer: TUN_SRV,
+                    listen: SocketAddr::from((topo::CLI_ADDR, GATEWAY_PORT)),
+                    endpoint: SocketAddr::from((topo::EMU_CLI_ADDR, RELAY_A_PORT)),
+                },
             ),
             (
                 "server gateway",
                 &t.srv,
-                TUN_SRV,
-                TUN_CLI,
-                topo::SRV_ADDR,
-                topo::EMU_SRV_ADDR,
-                RELAY_B_PORT,
+                GatewayAddrs {
+                    me: TUN_SRV,
+                    peer: TUN_CLI,
+                    listen: SocketAddr::from((topo::SRV_ADDR, GATEWAY_PORT)),
+                    endpoint: SocketAddr::from((topo::EMU_SRV_ADDR, RELAY_B_PORT)),
+                },
             ),
         ];
-        for (name, ns, me, peer, listen, relay_ip, relay_port) in sides {
+        for (name, ns, addrs) in sides {
             let stats = lab.file(&name.replace(' ', "-"), "json");
-            let config = lab.file(&name.replace(' ', "-"), "toml");
-            let addrs = GatewayAddrs {
-                me,
-                peer,
-                listen: SocketAddr::from((listen, GATEWAY_PORT)),
-                endpoint: SocketAddr::from((relay_ip, relay_port)),
-            };
-            let text = gateway_config(mode, coding, path, &addrs, &stats)
-                .to_toml()
-                .map_err(|e| LabError::Invalid(e.to_string()))?;
-            std::fs::write(&config, text).map_err(|e| LabError::file(&config, e))?;
-            let args = [
-                "up".into(),
-                "--config".into(),
-                config.display().to_string(),
-                "--stats-file".into(),
-                stats.display().to_string(),
-            ];
-            let mut gw = lab.spawn(name, ns, &args)?;
-            wait_ready(
-                &mut gw,
-                &format!("the {name} (TUN {TUN_DEV} up)"),
-                READY,
-                || {
-                    in_netns(ns, || {
-                        Ok(netns::iface_up(TUN_DEV)?
-                            && netns::port_bound(Proto::Udp, GATEWAY_PORT)?)
-                    })
-                },
-            )?;
-            // The TUN carries MSS-sized segments only if the kernel does not offload; a
-            // TUN without offload support reports them off already.
-            in_netns(ns, || netns::offloads_off(TUN_DEV))?;
+            let config = gateway_config(mode, coding, path, &addrs, &stats);
+            let gw = start_gateway(lab, name, ns, &config, &stats)?;
             s.gateways.push((gw, stats));
         }
         Ok(s)
@@ -307,6 +248,77 @@ fn read_json(path: &Path, who: &str) -> Result<Value> {
         who: who.to_string(),
         detail: e.to_string(),
     })
+}
+
+/// The relay's arguments for `path`: A faces the client gateway, B the server gateway; the
+/// loss applies to the data direction (a→b) only.
+pub fn relay_args(path: &PathSettings, stats: &Path) -> RelayArgs {
+    let mut r = RelayArgs::new(
+        SocketAddr::from((topo::EMU_CLI_ADDR, RELAY_A_PORT)),
+        SocketAddr::from((topo::EMU_SRV_ADDR, RELAY_B_PORT)),
+    );
+    r.a_peer = Some(SocketAddr::from((topo::CLI_ADDR, GATEWAY_PORT)));
+    r.b_peer = Some(SocketAddr::from((topo::SRV_ADDR, GATEWAY_PORT)));
+    r.rate_mbit = Some(path.rate_mbit);
+    r.delay_ms = Some(path.delay_ms);
+    r.queue_packets = Some(path.queue());
+    r.loss = Some(path.loss);
+    r.seed = path.seed;
+    r.stats_file = Some(stats.to_path_buf());
+    r
+}
+
+/// Starts the relay in the emulator namespace and waits until both its sockets are bound.
+fn start_relay(lab: &Lab, path: &PathSettings) -> Result<(Child, PathBuf)> {
+    let t = &lab.topo;
+    let stats = lab.file("link", "json");
+    let mut args = vec!["link".to_string()];
+    args.extend(relay_args(path, &stats).to_args());
+    let mut relay = lab.spawn("relay", &t.emu, &args)?;
+    wait_ready(&mut relay, "the relay's sockets", READY, || {
+        in_netns(&t.emu, || {
+            Ok(netns::port_bound(Proto::Udp, RELAY_A_PORT)?
+                && netns::port_bound(Proto::Udp, RELAY_B_PORT)?)
+        })
+    })?;
+    Ok((relay, stats))
+}
+
+/// Writes `config`, starts `tcpnc up` with it in `ns` and waits for its TUN and socket.
+fn start_gateway(
+    lab: &Lab,
+    name: &str,
+    ns: &str,
+    config: &RawConfig,
+    stats: &Path,
+) -> Result<Child> {
+    let file = lab.file(&name.replace(' ', "-"), "toml");
+    let text = config
+        .to_toml()
+        .map_err(|e| LabError::Invalid(e.to_string()))?;
+    std::fs::write(&file, text).map_err(|e| LabError::file(&file, e))?;
+    let args = [
+        "up".into(),
+        "--config".into(),
+        file.display().to_string(),
+        "--stats-file".into(),
+        stats.display().to_string(),
+    ];
+    let mut gw = lab.spawn(name, ns, &args)?;
+    wait_ready(
+        &mut gw,
+        &format!("the {name} (TUN {TUN_DEV} up)"),
+        READY,
+        || {
+            in_netns(ns, || {
+                Ok(netns::iface_up(TUN_DEV)? && netns::port_bound(Proto::Udp, GATEWAY_PORT)?)
+            })
+        },
+    )?;
+    // The TUN carries MSS-sized segments only if the kernel does not offload; a TUN without
+    // offload support reports them off already.
+    in_netns(ns, || netns::offloads_off(TUN_DEV))?;
+    Ok(gw)
 }
 
 /// Addresses of one gateway: its tunnel address, its peer's, and its UDP ends.
@@ -400,5 +412,23 @@ mod tests {
         let raw = gateway_config(PathMode::Plain, &coding, &path(), &addrs(), stats);
         let c = Config::parse(&raw.to_toml().unwrap()).unwrap();
         assert_eq!(c.coding.mode, tcpnc_settings::CodingMode::Off);
+    }
+
+    /// The relay gets the path's rate, delay, queue and seed on both directions and the loss on
+    /// the data direction only.
+    #[test]
+    fn relay_models_the_path() {
+        let o = relay_args(&path(), Path::new("/tmp/l.json"))
+            .options()
+            .unwrap();
+        assert_eq!(o.seed, 5);
+        assert_eq!(o.ab.rate, o.ba.rate);
+        assert!(o.ab.rate.is_some());
+        assert_eq!(o.ab.delay, o.ba.delay);
+        assert_ne!(o.ab.loss, o.ba.loss);
+        assert_eq!(
+            o.a_peer,
+            Some(SocketAddr::from((topo::CLI_ADDR, GATEWAY_PORT)))
+        );
     }
 }

@@ -5,8 +5,11 @@
 //! each datagram with its arrival time; the calling thread owns the [`RelayCore`] and sleeps
 //! on the input channel until the earliest delivery time the models report.
 
+pub mod args;
 pub mod core;
 pub mod spec;
+
+pub use args::{ArgsError, RelayArgs};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
