@@ -221,6 +221,7 @@ impl RelayArgs {
     }
 }
 
+// Runs in workspace builds (the cli turns the `clap` feature on) and with `--features clap`.
 #[cfg(all(test, feature = "clap"))]
 mod tests {
     use super::*;
@@ -261,7 +262,12 @@ mod tests {
         a.stats_file = Some("/tmp/link.json".into());
         let full = Cli::try_parse_from(std::iter::once("x".to_string()).chain(a.to_args()));
         assert_eq!(full.unwrap().args, a);
-        assert!(a.options().is_ok());
+        // Every flag parsed; the combination is not a valid path (both queue limits).
+        let err = a.options().unwrap_err();
+        assert_eq!(err.flag, "a->b link", "{err}");
+        a.queue_bytes = None;
+        a.ge = None;
+        assert!(a.options().is_ok(), "{:?}", a.options().err());
     }
 
     #[test]
