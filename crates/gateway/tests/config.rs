@@ -115,179 +115,49 @@ fn unknown_keys_and_types_are_syntax_errors() {
     assert!(e.to_string().contains("codng"), "{e}");
 }
 
-/// Every validation error: (edit of the example, expected key, phrase in the reason).
+/// Every validation error: (text of the example, its replacement, expected key, phrase in the
+/// reason).
+#[rustfmt::skip]
+const VALIDATION_CASES: &[(&str, &str, &str, &str)] = &[
+    (r#"name = "tcpnc0""#, r#"name = """#, "interface.name", "1 to 15"),
+    (r#"name = "tcpnc0""#, r#"name = "averyveryverylongname""#, "interface.name", "1 to 15"),
+    (r#"name = "tcpnc0""#, r#"name = "a/b""#, "interface.name", "must not contain"),
+    ("10.77.0.1/24", "10.77.0.1", "interface.address", "ADDRESS/PREFIX"),
+    ("10.77.0.1/24", "10.77.0.300/24", "interface.address", "invalid IP address"),
+    ("10.77.0.1/24", "10.77.0.1/40", "interface.address", "prefix length"),
+    ("10.77.0.1/24", "10.77.0.0/24", "interface.address", "network address"),
+    ("mtu = 1400", "mtu = 500", "interface.mtu", "below the minimum"),
+    ("192.168.50.1:51900", "192.168.50.1", "interface.listen", "not IP:PORT"),
+    ("path_mtu = 1500", "path_mtu = 100", "interface.path_mtu", "below the minimum"),
+    ("path_mtu = 1500", "path_mtu = 1500\nqueue_packets = 0", "interface.queue_packets", "at least 1"),
+    (r#"stats_file = "/run/tcpnc/tcpnc0.json""#, r#"stats_file = "  ""#, "interface.stats_file", "empty"),
+    (r#"mode = "nc""#, r#"mode = "on""#, "coding.mode", "not one of"),
+    (r#"scheme = "systematic""#, r#"scheme = "sparse""#, "coding.scheme", "not one of"),
+    (r#"coefficients = "explicit""#, r#"coefficients = "implicit""#, "coding.coefficients", "not one of"),
+    (r#"repair = "off""#, r#"repair = "always""#, "coding.repair", "not one of"),
+    ("window = 16", "window = 16\nack_rule = \"all\"", "coding.ack_rule", "not one of"),
+    ("window = 16", "window = 0", "coding.window", "outside 1..=255"),
+    ("window = 16", "window = 256", "coding.window", "outside 1..=255"),
+    ("redundancy = 1.25", "redundancy = \"high\"", "coding.redundancy", "neither a number"),
+    ("redundancy = 1.25", "redundancy = 0.9", "coding.redundancy", "outside [1, 16]"),
+    ("redundancy = 1.25", "redundancy = nan", "coding.redundancy", "outside [1, 16]"),
+    ("redundancy = 1.25", "redundancy = 17.0", "coding.redundancy", "outside [1, 16]"),
+    ("buffer_packets = 256", "buffer_packets = 8", "coding.buffer_packets", "smaller than the coding window"),
+    ("buffer_bytes = 1048576", "buffer_bytes = 1000", "coding.buffer_bytes", "cannot hold one window"),
+    ("192.168.50.2:51900", "peer.example:51900", "peer[0].endpoint", "not IP:PORT"),
+    ("192.168.50.2:51900", "192.168.50.2:0", "peer[0].endpoint", "not a reachable address"),
+    ("192.168.50.2:51900", "[fd00::2]:51900", "peer[0].endpoint", "another address family"),
+    (r#"["10.77.0.2/32", "10.88.0.0/16"]"#, "[]", "peer[0].allowed_ips", "at least one"),
+    ("10.88.0.0/16", "10.88.0.0/", "peer[0].allowed_ips[1]", "prefix length"),
+    ("10.88.0.0/16", "10.88.0.1/16", "peer[0].allowed_ips[1]", "host bits"),
+    ("10.88.0.0/16", "10.77.0.0/24", "peer[0].allowed_ips[1]", "same peer"),
+    ("10.88.0.0/16", "192.168.0.0/16", "peer[0].allowed_ips[1]", "would loop"),
+];
+
 #[test]
 fn every_validation_error_names_key_and_reason() {
-    let cases: Vec<(String, &str, &str)> = vec![
-        (
-            replaced(r#"name = "tcpnc0""#, r#"name = """#),
-            "interface.name",
-            "1 to 15",
-        ),
-        (
-            replaced(r#"name = "tcpnc0""#, r#"name = "averyveryverylongname""#),
-            "interface.name",
-            "1 to 15",
-        ),
-        (
-            replaced(r#"name = "tcpnc0""#, r#"name = "a/b""#),
-            "interface.name",
-            "must not contain",
-        ),
-        (
-            replaced("10.77.0.1/24", "10.77.0.1"),
-            "interface.address",
-            "ADDRESS/PREFIX",
-        ),
-        (
-            replaced("10.77.0.1/24", "10.77.0.300/24"),
-            "interface.address",
-            "invalid IP address",
-        ),
-        (
-            replaced("10.77.0.1/24", "10.77.0.1/40"),
-            "interface.address",
-            "prefix length",
-        ),
-        (
-            replaced("10.77.0.1/24", "10.77.0.0/24"),
-            "interface.address",
-            "network address",
-        ),
-        (
-            replaced("mtu = 1400", "mtu = 500"),
-            "interface.mtu",
-            "below the minimum",
-        ),
-        (
-            replaced("192.168.50.1:51900", "192.168.50.1"),
-            "interface.listen",
-            "not IP:PORT",
-        ),
-        (
-            replaced("path_mtu = 1500", "path_mtu = 100"),
-            "interface.path_mtu",
-            "below the minimum",
-        ),
-        (
-            replaced("path_mtu = 1500", "path_mtu = 1500\nqueue_packets = 0"),
-            "interface.queue_packets",
-            "at least 1",
-        ),
-        (
-            replaced(
-                r#"stats_file = "/run/tcpnc/tcpnc0.json""#,
-                r#"stats_file = "  ""#,
-            ),
-            "interface.stats_file",
-            "empty",
-        ),
-        (
-            replaced(r#"mode = "nc""#, r#"mode = "on""#),
-            "coding.mode",
-            "not one of",
-        ),
-        (
-            replaced(r#"scheme = "systematic""#, r#"scheme = "sparse""#),
-            "coding.scheme",
-            "not one of",
-        ),
-        (
-            replaced(
-                r#"coefficients = "explicit""#,
-                r#"coefficients = "implicit""#,
-            ),
-            "coding.coefficients",
-            "not one of",
-        ),
-        (
-            replaced(r#"repair = "off""#, r#"repair = "always""#),
-            "coding.repair",
-            "not one of",
-        ),
-        (
-            replaced("window = 16", "window = 0"),
-            "coding.window",
-            "outside 1..=255",
-        ),
-        (
-            replaced("window = 16", "window = 256"),
-            "coding.window",
-            "outside 1..=255",
-        ),
-        (
-            replaced("redundancy = 1.25", "redundancy = \"high\""),
-            "coding.redundancy",
-            "neither a number",
-        ),
-        (
-            replaced("redundancy = 1.25", "redundancy = 0.9"),
-            "coding.redundancy",
-            "outside [1, 16]",
-        ),
-        (
-            replaced("redundancy = 1.25", "redundancy = nan"),
-            "coding.redundancy",
-            "outside [1, 16]",
-        ),
-        (
-            replaced("redundancy = 1.25", "redundancy = 17.0"),
-            "coding.redundancy",
-            "outside [1, 16]",
-        ),
-        (
-            replaced("buffer_packets = 256", "buffer_packets = 8"),
-            "coding.buffer_packets",
-            "smaller than the coding window",
-        ),
-        (
-            replaced("buffer_bytes = 1048576", "buffer_bytes = 1000"),
-            "coding.buffer_bytes",
-            "cannot hold one window",
-        ),
-        (
-            replaced("192.168.50.2:51900", "peer.example:51900"),
-            "peer[0].endpoint",
-            "not IP:PORT",
-        ),
-        (
-            replaced("192.168.50.2:51900", "192.168.50.2:0"),
-            "peer[0].endpoint",
-            "not a reachable address",
-        ),
-        (
-            replaced("192.168.50.2:51900", "[fd00::2]:51900"),
-            "peer[0].endpoint",
-            "another address family",
-        ),
-        (
-            replaced(r#"["10.77.0.2/32", "10.88.0.0/16"]"#, "[]"),
-            "peer[0].allowed_ips",
-            "at least one",
-        ),
-        (
-            replaced("10.88.0.0/16", "10.88.0.0/"),
-            "peer[0].allowed_ips[1]",
-            "prefix length",
-        ),
-        (
-            replaced("10.88.0.0/16", "10.88.0.1/16"),
-            "peer[0].allowed_ips[1]",
-            "host bits",
-        ),
-        (
-            replaced("10.88.0.0/16", "10.77.0.0/24"),
-            "peer[0].allowed_ips[1]",
-            "same peer",
-        ),
-        (
-            replaced("10.88.0.0/16", "192.168.0.0/16"),
-            "peer[0].allowed_ips[1]",
-            "would loop",
-        ),
-    ];
-    for (text, key, phrase) in cases {
-        let (k, reason) = invalid(&text);
+    for &(from, to, key, phrase) in VALIDATION_CASES {
+        let (k, reason) = invalid(&replaced(from, to));
         assert_eq!(k, key, "reason was: {reason}");
         assert!(
             reason.contains(phrase),

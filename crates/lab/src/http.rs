@@ -6,6 +6,7 @@
 //! any way for the tunnel: they use the namespace's default congestion control, which the
 //! lab sets explicitly ([`crate::topo::DEFAULT_CC`]).
 
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::child::Child;
 use crate::error::{LabError, Result};
 use crate::netns::{Proto, in_netns, port_bound};
 use crate::session::{Lab, Session, wait_ready};
@@ -64,6 +66,42 @@ fn sha256_file(path: &Path) -> Result<(u64, String)> {
     ))
 }
 
+/// Writes `bytes` of seeded data to `www/blob.bin`; returns its sha256.
+fn write_blob(www: &Path, bytes: u64) -> Result<String> {
+    std::fs::create_dir_all(www).map_err(|e| LabError::file(www, e))?;
+    let blob = www.join("blob.bin");
+    let mut data = vec![0u8; bytes.div_ceil(8) as usize * 8];
+    DataGen::new(7).fill(&mut data);
+    data.truncate(bytes as usize);
+    std::fs::write(&blob, &data).map_err(|e| LabError::file(&blob, e))?;
+    drop(data);
+    Ok(sha256_file(&blob)?.1)
+}
+
+/// `python3 -m http.server` serving `www` on `ip` in the client namespace, once it listens.
+fn start_server(lab: &Lab, python: &Path, ip: Ipv4Addr, www: &Path) -> Result<Child> {
+    let srv_args: Vec<String> = [
+        "-m",
+        "http.server",
+        &HTTP_PORT.to_string(),
+        "--bind",
+        &ip.to_string(),
+        "--directory",
+        &www.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let cli = lab.topo.cli.clone();
+    let mut server = lab.spawn_program("http server", &cli, python, &srv_args)?;
+    wait_ready(
+        &mut server,
+        "python3 -m http.server to listen",
+        Duration::from_secs(15),
+        || in_netns(&cli, || port_bound(Proto::Tcp, HTTP_PORT)),
+    )?;
+    Ok(server)
+}
+
 /// Serves `bytes` of seeded data with python3's http.server and downloads it with curl
 /// across the tunnel in `mode`.
 pub fn http_download(
@@ -80,38 +118,13 @@ pub fn http_download(
         find_program("curl").ok_or_else(|| LabError::Invalid("curl is not installed".into()))?;
     path.validate()?;
     let www = lab.dir().join("www");
-    std::fs::create_dir_all(&www).map_err(|e| LabError::file(&www, e))?;
-    let blob = www.join("blob.bin");
-    let mut data = vec![0u8; bytes.div_ceil(8) as usize * 8];
-    DataGen::new(7).fill(&mut data);
-    data.truncate(bytes as usize);
-    std::fs::write(&blob, &data).map_err(|e| LabError::file(&blob, e))?;
-    drop(data);
-    let (_, sha_served) = sha256_file(&blob)?;
+    let sha_served = write_blob(&www, bytes)?;
     let session = Session::start(lab, mode, path, coding)?;
     let server_ip = match mode {
         PathMode::Direct => crate::topo::CLI_ADDR,
         _ => crate::session::TUN_CLI,
     };
-    let srv_args: Vec<String> = [
-        "-m",
-        "http.server",
-        &HTTP_PORT.to_string(),
-        "--bind",
-        &server_ip.to_string(),
-        "--directory",
-        &www.display().to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
-    let cli = lab.topo.cli.clone();
-    let mut server = lab.spawn_program("http server", &cli, &python, &srv_args)?;
-    wait_ready(
-        &mut server,
-        "python3 -m http.server to listen",
-        Duration::from_secs(15),
-        || in_netns(&cli, || port_bound(Proto::Tcp, HTTP_PORT)),
-    )?;
+    let mut server = start_server(lab, &python, server_ip, &www)?;
     let out = lab.dir().join("downloaded.bin");
     let url = format!("http://{server_ip}:{HTTP_PORT}/blob.bin");
     let curl_args: Vec<String> = [

@@ -417,7 +417,7 @@ fn emit_into_short_buffer_is_an_error() {
 }
 
 #[test]
-fn specific_rejections() {
+fn specific_ack_and_frame_rejections() {
     let flow = FlowId::v4(Ipv4Addr::LOCALHOST, 1, Ipv4Addr::LOCALHOST, 2);
     let ack = AckRepr {
         flow,
@@ -469,6 +469,11 @@ fn specific_rejections() {
         FrameRepr::parse(&[1, 3]),
         Err(WireError::Truncated { .. })
     ));
+}
+
+#[test]
+fn specific_data_rejections() {
+    let flow = FlowId::v4(Ipv4Addr::LOCALHOST, 1, Ipv4Addr::LOCALHOST, 2);
     // DATA with n = 0, and with SEEDED | SYSTEMATIC.
     let data = FrameRepr::Data {
         header: DataRepr {
