@@ -4,11 +4,11 @@ use std::time::{Duration, Instant};
 
 use tcpnc_proto::EngineConfig;
 use tcpnc_sim::nc_box::{NcBox, OUTER_HEADER_LEN};
-use tcpnc_sim::tcpnc_link::{LossModel, LossPosition as SimLossPosition, QueueLimit};
+use tcpnc_sim::tcpnc_link::{LossModel, QueueLimit};
 use tcpnc_sim::{SimConfig, SimOutcome};
 
 use crate::error::{ExperimentError, Result};
-use crate::params::{CongestionControl as Cc, LossPosition, Params, PathMode};
+use crate::params::{CongestionControl as Cc, Params, PathMode};
 
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,10 +65,7 @@ pub fn sim_config(p: &Params, seed: u64) -> SimConfig {
         .with_delay(Duration::from_secs_f64(p.delay_ms / 1e3))
         .with_forward_loss(LossModel::bernoulli(p.loss))
         .with_reverse_loss(LossModel::bernoulli(p.reverse_loss))
-        .with_loss_position(match p.loss_position {
-            LossPosition::BeforeQueue => SimLossPosition::BeforeQueue,
-            LossPosition::AfterQueue => SimLossPosition::AfterQueue,
-        })
+        .with_loss_position(p.loss_position)
         .with_queue(QueueLimit::Packets(p.queue_packets))
         .with_max_sim_time(limit);
     cfg.mtu = p.mtu;

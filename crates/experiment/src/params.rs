@@ -4,19 +4,10 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+pub use tcpnc_link::LossPosition;
 pub use tcpnc_proto::settings::{
     CongestionControl, PathMode, Policies, PolicyOverrides, Profile, RedundancyPolicy,
 };
-
-/// Where the loss element sits relative to the bottleneck queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LossPosition {
-    /// Lost packets are dropped before the queue and take no queue space (the paper's setup).
-    BeforeQueue,
-    /// Packets are lost after the queue.
-    AfterQueue,
-}
 
 /// One run's settings. Defaults follow §VI of the implementation paper where they apply:
 /// 6 Mbit/s, a 5-packet bottleneck queue with the loss element before it, 100-packet

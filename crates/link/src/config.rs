@@ -139,8 +139,14 @@ impl LossModel {
     }
 }
 
-/// Where the loss element sits relative to the rate limiter's queue.
+/// Where the loss element sits relative to the rate limiter's queue (plan key
+/// `loss_position`: `before_queue` or `after_queue`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum LossPosition {
     /// Lost packets are dropped before they enter the queue (they take no queue space),
     /// as in the implementation paper's testbed (loss element before a 5-packet queue).
