@@ -59,6 +59,19 @@ pub struct PathArgs {
     /// Seed of the path's loss model.
     #[arg(long, default_value_t = 1)]
     pub path_seed: u64,
+    /// Mean loss burst length in packets: above 1, Gilbert-Elliott loss with mean --loss
+    /// (1 = independent loss).
+    #[arg(long, default_value_t = 1.0, value_name = "PACKETS")]
+    pub burst: f64,
+    /// Uniform extra delay in [0, MS] per packet, both directions.
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    pub jitter_ms: f64,
+    /// Let the jitter reorder packets.
+    #[arg(long)]
+    pub reorder: bool,
+    /// Loss probability on the ACK direction (server → client).
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub reverse_loss: f64,
 }
 
 impl PathArgs {
@@ -69,6 +82,10 @@ impl PathArgs {
             loss: self.loss,
             queue_packets: self.queue_packets,
             seed: self.path_seed,
+            burst: self.burst,
+            jitter_ms: self.jitter_ms,
+            reorder: self.reorder,
+            reverse_loss: self.reverse_loss,
         }
     }
 }

@@ -97,11 +97,7 @@ pub fn config(args: &SimArgs) -> Result<SimConfig> {
     if !(args.rate_mbit > 0.0 && args.rate_mbit.is_finite()) {
         bail!("--rate-mbit must be > 0");
     }
-    let loss = if args.burst > 1.0 {
-        LossModel::gilbert_elliott_from_mean(args.loss, args.burst)?
-    } else {
-        LossModel::bernoulli(args.loss)
-    };
+    let loss = LossModel::from_mean(args.loss, args.burst).context("--loss, --burst")?;
     let mut cfg = SimConfig::new()
         .with_bytes(args.bytes)
         .with_seed(args.seed)

@@ -48,7 +48,7 @@ pub trait Backend {
 pub struct SimBackend;
 
 /// The simulator configuration of a point.
-pub fn sim_config(p: &Params, seed: u64) -> SimConfig {
+pub fn sim_config(p: &Params, seed: u64) -> Result<SimConfig> {
     let (bytes, limit) = match p.duration_s {
         // A session: more bytes than the link can carry, cut at `duration_s`.
         Some(d) => (
@@ -63,7 +63,12 @@ pub fn sim_config(p: &Params, seed: u64) -> SimConfig {
         .with_cc(p.cc)
         .with_rate_bps((p.rate_mbit * 1e6).round() as u64)
         .with_delay(Duration::from_secs_f64(p.delay_ms / 1e3))
-        .with_forward_loss(LossModel::bernoulli(p.loss))
+        .with_forward_loss(LossModel::from_mean(p.loss, p.burst).map_err(|e| {
+            ExperimentError::Backend {
+                backend: "sim".into(),
+                detail: e.to_string(),
+            }
+        })?)
         .with_reverse_loss(LossModel::bernoulli(p.reverse_loss))
         .with_loss_position(p.loss_position)
         .with_queue(QueueLimit::Packets(p.queue_packets))
@@ -72,7 +77,10 @@ pub fn sim_config(p: &Params, seed: u64) -> SimConfig {
     cfg.rx_buffer = p.buffer_kib.saturating_mul(1024);
     cfg.tx_buffer = cfg.rx_buffer;
     cfg.ack_delay = (p.ack_delay_ms > 0).then(|| Duration::from_millis(p.ack_delay_ms));
-    cfg
+    let jitter = Duration::from_secs_f64(p.jitter_ms / 1e3);
+    cfg.forward = cfg.forward.with_jitter(jitter, p.reorder);
+    cfg.reverse = cfg.reverse.with_jitter(jitter, p.reorder);
+    Ok(cfg)
 }
 
 /// The TCP/NC engine configuration of a point (both sides).
@@ -92,7 +100,10 @@ impl Backend for SimBackend {
         if p.cc == Cc::Bbr {
             return Err("cc = bbr needs the lab backend (smoltcp has no BBR)".into());
         }
-        sim_config(p, 1).validate().map_err(|e| e.to_string())?;
+        sim_config(p, 1)
+            .map_err(|e| e.to_string())?
+            .validate()
+            .map_err(|e| e.to_string())?;
         if p.mode == PathMode::Nc {
             NcBox::new(engine_config(p), 1).map_err(|e| format!("engine: {e}"))?;
         }
@@ -100,7 +111,7 @@ impl Backend for SimBackend {
     }
 
     fn run(&mut self, p: &Params, seed: u64) -> Result<RunRecord> {
-        let cfg = sim_config(p, seed);
+        let cfg = sim_config(p, seed)?;
         let start = Instant::now();
         let fail = |detail: String| ExperimentError::Backend {
             backend: "sim".into(),
@@ -135,5 +146,30 @@ impl Backend for SimBackend {
             retransmissions: report.tcp.retransmissions,
             wall_s: start.elapsed().as_secs_f64(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan keys of real links reach the simulated path.
+    #[test]
+    fn bursts_and_jitter_reach_the_sim() {
+        let p = Params {
+            loss: 0.05,
+            burst: 4.0,
+            jitter_ms: 3.0,
+            reorder: true,
+            ..Params::default()
+        };
+        let cfg = sim_config(&p, 1).unwrap();
+        assert!(matches!(
+            cfg.forward.loss,
+            tcpnc_sim::tcpnc_link::LossModel::GilbertElliott { .. }
+        ));
+        assert!(cfg.forward.jitter.allow_reordering);
+        assert_eq!(cfg.reverse.jitter.max, Duration::from_millis(3));
+        assert!(SimBackend.check(&p).is_ok());
     }
 }

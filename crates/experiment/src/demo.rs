@@ -40,14 +40,7 @@ pub fn plan(o: &DemoOptions) -> Result<Plan> {
         detail,
     };
     let mut t: toml::Table = DEMO_PLAN.parse().map_err(|e| bad(format!("{e}")))?;
-    let queue = PathSettings {
-        rate_mbit: o.rate_mbit,
-        delay_ms: o.delay_ms,
-        loss: 0.0,
-        queue_packets: None,
-        seed: 0,
-    }
-    .queue();
+    let queue = PathSettings::new(o.rate_mbit, o.delay_ms, 0.0, 0).queue();
     let fixed = table(&mut t, "fixed");
     fixed.insert("rate_mbit".into(), o.rate_mbit.into());
     fixed.insert("delay_ms".into(), o.delay_ms.into());

@@ -39,11 +39,12 @@ impl LabBackend {
 /// point's whole set, so the gateways run exactly what the plan records) and the transfer.
 pub fn lab_settings(p: &Params, seed: u64) -> (PathSettings, PolicyOverrides, TransferSettings) {
     let path = PathSettings {
-        rate_mbit: p.rate_mbit,
-        delay_ms: p.delay_ms,
-        loss: p.loss,
         queue_packets: Some(p.queue_packets),
-        seed,
+        burst: p.burst,
+        jitter_ms: p.jitter_ms,
+        reorder: p.reorder,
+        reverse_loss: p.reverse_loss,
+        ..PathSettings::new(p.rate_mbit, p.delay_ms, p.loss, seed)
     };
     let transfer = TransferSettings {
         bytes: p.bytes,
@@ -71,11 +72,6 @@ impl Backend for LabBackend {
         }
         if p.duration_s.is_some() {
             return Err("duration_s: the lab measures fixed-size transfers; set bytes".into());
-        }
-        if p.reverse_loss > 0.0 {
-            return Err(
-                "reverse_loss: the lab backend applies loss on the data direction only".into(),
-            );
         }
         Ok(())
     }

@@ -22,8 +22,15 @@ pub struct Params {
     pub cc: CongestionControl,
     /// Bernoulli loss probability on the data direction.
     pub loss: f64,
-    /// Bernoulli loss probability on the ACK direction (sim only).
+    /// Bernoulli loss probability on the ACK direction.
     pub reverse_loss: f64,
+    /// Mean loss burst length on the data direction, packets: above 1, Gilbert-Elliott loss
+    /// with mean `loss` (1: independent loss).
+    pub burst: f64,
+    /// Uniform extra delay in [0, jitter_ms] per packet, both directions.
+    pub jitter_ms: f64,
+    /// Let the jitter reorder packets.
+    pub reorder: bool,
     /// The base policy set (nc): `experiment` (default: the paper's W = 3, R from the loss
     /// rate), `simulator` or `default` (the product's, as `tcpnc up` runs).
     pub profile: Profile,
@@ -62,6 +69,9 @@ impl Default for Params {
             cc: CongestionControl::Reno,
             loss: 0.0,
             reverse_loss: 0.0,
+            burst: 1.0,
+            jitter_ms: 0.0,
+            reorder: false,
             profile: Profile::Experiment,
             coding: PolicyOverrides::default(),
             buffer_packets: 100,
@@ -80,7 +90,15 @@ impl Default for Params {
 }
 
 /// The keys of [`Params`] before the policy keys, in CSV column order.
-const PATH_KEYS: [&str; 4] = ["mode", "cc", "loss", "reverse_loss"];
+const PATH_KEYS: [&str; 7] = [
+    "mode",
+    "cc",
+    "loss",
+    "reverse_loss",
+    "burst",
+    "jitter_ms",
+    "reorder",
+];
 /// The keys of [`Params`] after the policy keys, in CSV column order.
 const RUN_KEYS: [&str; 11] = [
     "buffer_packets",
@@ -137,6 +155,12 @@ impl Params {
         };
         positive(self.rate_mbit, "rate_mbit")?;
         positive(self.timeout_s, "timeout_s")?;
+        if !(self.burst.is_finite() && self.burst >= 1.0) {
+            return Err(format!("burst = {} must be >= 1 (packets)", self.burst));
+        }
+        if !(self.jitter_ms.is_finite() && self.jitter_ms >= 0.0) {
+            return Err(format!("jitter_ms = {} must be >= 0", self.jitter_ms));
+        }
         if !(self.delay_ms.is_finite() && self.delay_ms >= 0.0) {
             return Err(format!("delay_ms = {} must be >= 0", self.delay_ms));
         }

@@ -15,6 +15,7 @@ use crate::guard::ScratchDir;
 use crate::netns::{self, Proto, in_netns};
 use tcpnc_gateway::config::{RawCoding, RawConfig, RawInterface, RawPeer};
 use tcpnc_gateway::relay::RelayArgs;
+use tcpnc_link::LossModel;
 use tcpnc_settings::CodingMode;
 
 use crate::settings::{PathMode, PathSettings, PolicyOverrides};
@@ -262,10 +263,35 @@ pub fn relay_args(path: &PathSettings, stats: &Path) -> RelayArgs {
     r.rate_mbit = Some(path.rate_mbit);
     r.delay_ms = Some(path.delay_ms);
     r.queue_packets = Some(path.queue());
-    r.loss = Some(path.loss);
+    if path.burst > 1.0 {
+        r.ge = Some(ge_of(path.loss, path.burst));
+    } else {
+        r.loss = Some(path.loss);
+    }
+    if path.jitter_ms > 0.0 {
+        r.jitter_ms = Some(path.jitter_ms);
+        r.reorder = path.reorder;
+    }
+    if path.reverse_loss > 0.0 {
+        r.ba = vec![format!("loss={}", path.reverse_loss)];
+    }
     r.seed = path.seed;
     r.stats_file = Some(stats.to_path_buf());
     r
+}
+
+/// The relay's `--ge p,r` for a mean loss and mean burst length (the link's simple Gilbert
+/// model: no loss in the good state, every packet lost in the bad one).
+fn ge_of(loss: f64, burst: f64) -> String {
+    match LossModel::gilbert_elliott_from_mean(loss, burst) {
+        Ok(LossModel::GilbertElliott {
+            p_good_to_bad,
+            p_bad_to_good,
+            ..
+        }) => format!("{p_good_to_bad},{p_bad_to_good}"),
+        // PathSettings::validate keeps loss in [0, 1) and burst >= 1.
+        _ => format!("0,{}", 1.0 / burst),
+    }
 }
 
 /// Starts the relay in the emulator namespace and waits until both its sockets are bound.
@@ -375,13 +401,7 @@ mod tests {
     use tcpnc_settings::{Policies, RepairPolicy};
 
     fn path() -> PathSettings {
-        PathSettings {
-            rate_mbit: 20.0,
-            delay_ms: 20.0,
-            loss: 0.1,
-            queue_packets: None,
-            seed: 5,
-        }
+        PathSettings::new(20.0, 20.0, 0.1, 5)
     }
 
     fn addrs() -> GatewayAddrs {
@@ -430,5 +450,28 @@ mod tests {
             o.a_peer,
             Some(SocketAddr::from((topo::CLI_ADDR, GATEWAY_PORT)))
         );
+        assert!(matches!(o.ab.loss, LossModel::Bernoulli { .. }));
+        assert_eq!(o.ba.loss.mean_loss(), 0.0);
+    }
+
+    /// Bursts, jitter with reordering and reverse loss reach the relay's models.
+    #[test]
+    fn relay_models_real_link_impairments() {
+        let mut p = path();
+        p.burst = 4.0;
+        p.jitter_ms = 5.0;
+        p.reorder = true;
+        p.reverse_loss = 0.02;
+        let o = relay_args(&p, Path::new("/tmp/l.json")).options().unwrap();
+        assert!(matches!(o.ab.loss, LossModel::GilbertElliott { .. }));
+        assert!(
+            (o.ab.loss.mean_loss() - 0.1).abs() < 1e-9,
+            "{:?}",
+            o.ab.loss
+        );
+        assert!((o.ba.loss.mean_loss() - 0.02).abs() < 1e-12);
+        assert_eq!(o.ab.jitter, o.ba.jitter);
+        assert!(o.ab.jitter.allow_reordering);
+        assert_eq!(o.ab.jitter.max, std::time::Duration::from_millis(5));
     }
 }

@@ -22,6 +22,23 @@ pub struct PathSettings {
     pub queue_packets: Option<usize>,
     /// Seed of the relay's loss model.
     pub seed: u64,
+    /// Mean loss burst length in packets on the data direction: above 1 the loss is a
+    /// Gilbert-Elliott process with mean loss `loss` and this mean burst (1: Bernoulli).
+    #[serde(default = "one")]
+    pub burst: f64,
+    /// Uniform extra delay in [0, jitter_ms] per packet, both directions.
+    #[serde(default)]
+    pub jitter_ms: f64,
+    /// Let the jitter reorder packets (otherwise each packet waits for its predecessor).
+    #[serde(default)]
+    pub reorder: bool,
+    /// Bernoulli loss on the ACK direction (server → client).
+    #[serde(default)]
+    pub reverse_loss: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl PathSettings {
@@ -36,7 +53,32 @@ impl PathSettings {
         if !(0.0..1.0).contains(&self.loss) {
             return Err(LabError::Invalid("--loss must be in [0, 1)".into()));
         }
+        if !(0.0..1.0).contains(&self.reverse_loss) {
+            return Err(LabError::Invalid("--reverse-loss must be in [0, 1)".into()));
+        }
+        if !(self.burst.is_finite() && self.burst >= 1.0) {
+            return Err(LabError::Invalid("--burst must be >= 1 (packets)".into()));
+        }
+        if !(self.jitter_ms.is_finite() && self.jitter_ms >= 0.0) {
+            return Err(LabError::Invalid("--jitter-ms must be >= 0".into()));
+        }
         Ok(())
+    }
+
+    /// A path of `rate_mbit` and `delay_ms` with Bernoulli loss `loss` on the data direction
+    /// and nothing else (queue: one bandwidth-delay product).
+    pub fn new(rate_mbit: f64, delay_ms: f64, loss: f64, seed: u64) -> PathSettings {
+        PathSettings {
+            rate_mbit,
+            delay_ms,
+            loss,
+            queue_packets: None,
+            seed,
+            burst: 1.0,
+            jitter_ms: 0.0,
+            reorder: false,
+            reverse_loss: 0.0,
+        }
     }
 
     /// The queue limit in packets actually used.
@@ -127,13 +169,7 @@ mod tests {
 
     #[test]
     fn defaults_follow_the_path() {
-        let p = PathSettings {
-            rate_mbit: 20.0,
-            delay_ms: 20.0,
-            loss: 0.1,
-            queue_packets: None,
-            seed: 1,
-        };
+        let p = PathSettings::new(20.0, 20.0, 0.1, 1);
         assert_eq!(p.queue(), 67);
         assert!((p.limit_mbit() - 18.0).abs() < 1e-9);
     }

@@ -90,6 +90,19 @@ impl LossModel {
         })
     }
 
+    /// Loss with mean rate `mean_loss` in bursts of `mean_burst` packets on average: Bernoulli
+    /// for a mean burst of 1, [`LossModel::gilbert_elliott_from_mean`] above (the rule of
+    /// `tcpnc sim --burst`, the lab's `--burst` and the plan key `burst`).
+    pub fn from_mean(mean_loss: f64, mean_burst: f64) -> Result<Self, LinkError> {
+        if mean_burst > 1.0 {
+            LossModel::gilbert_elliott_from_mean(mean_loss, mean_burst)
+        } else if mean_burst == 1.0 {
+            Ok(LossModel::bernoulli(mean_loss))
+        } else {
+            Err(LinkError::MeanBurstLength(mean_burst))
+        }
+    }
+
     /// Long-run fraction of packets this model drops.
     pub fn mean_loss(&self) -> f64 {
         match self {
@@ -322,6 +335,19 @@ mod tests {
         );
         let trace = LinkConfig::new().with_loss(LossModel::Trace { drops: vec![] });
         assert_eq!(trace.validate(), Err(LinkError::EmptyTrace));
+    }
+
+    #[test]
+    fn loss_from_mean_and_burst() {
+        assert_eq!(
+            LossModel::from_mean(0.1, 1.0),
+            Ok(LossModel::bernoulli(0.1))
+        );
+        let ge = LossModel::from_mean(0.1, 3.0).unwrap();
+        assert!(matches!(ge, LossModel::GilbertElliott { .. }));
+        assert!((ge.mean_loss() - 0.1).abs() < 1e-12);
+        assert!(LossModel::from_mean(0.1, 0.5).is_err());
+        assert!(LossModel::from_mean(0.1, f64::NAN).is_err());
     }
 
     #[test]
