@@ -102,6 +102,10 @@ pub struct TransferArgs {
     /// Seed of the data.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Parallel TCP connections, each sending --bytes; the result has each flow's goodput,
+    /// the aggregate and Jain's fairness index.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub flows: usize,
     /// Bound on each transfer, seconds.
     #[arg(long, default_value_t = 600.0)]
     pub timeout_s: f64,
@@ -113,6 +117,7 @@ impl TransferArgs {
             bytes: self.bytes,
             cc: self.cc,
             seed: self.seed,
+            flows: self.flows,
             timeout_s: self.timeout_s,
         }
     }
@@ -223,6 +228,9 @@ pub struct SinkArgs {
     /// Address to listen on.
     #[arg(long)]
     pub listen: SocketAddr,
+    /// Connections to accept and receive in parallel.
+    #[arg(long, default_value_t = 1)]
+    pub connections: usize,
     /// Bound on the accept and on each read, seconds.
     #[arg(long, default_value_t = 600.0)]
     pub timeout_s: f64,
@@ -243,9 +251,12 @@ pub struct SourceArgs {
     /// Congestion control.
     #[arg(long, value_enum)]
     pub cc: CongestionControl,
-    /// Data seed.
+    /// Data seed (connection i sends the stream of seed + i).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Parallel connections, each sending --bytes.
+    #[arg(long, default_value_t = 1)]
+    pub connections: usize,
     /// Bound on the connect and on each write or read, seconds.
     #[arg(long, default_value_t = 600.0)]
     pub timeout_s: f64,
@@ -268,6 +279,7 @@ pub fn run(args: LabArgs) -> Result<()> {
     match args.command {
         LabCommand::Sink(a) => std::process::exit(tcpnc_lab::sink_main(
             a.listen,
+            a.connections,
             secs(a.timeout_s)?,
             a.progress,
         )),
@@ -276,6 +288,7 @@ pub fn run(args: LabArgs) -> Result<()> {
             a.bytes,
             a.cc.name(),
             a.seed,
+            a.connections,
             secs(a.timeout_s)?,
             a.progress,
         )),

@@ -97,6 +97,11 @@ impl Backend for SimBackend {
     }
 
     fn check(&self, p: &Params) -> std::result::Result<(), String> {
+        if p.flows > 1 {
+            return Err(
+                "flows > 1 needs the lab backend (the simulator runs one connection)".into(),
+            );
+        }
         if p.cc == Cc::Bbr {
             return Err("cc = bbr needs the lab backend (smoltcp has no BBR)".into());
         }

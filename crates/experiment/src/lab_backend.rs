@@ -50,6 +50,7 @@ pub fn lab_settings(p: &Params, seed: u64) -> (PathSettings, PolicyOverrides, Tr
         bytes: p.bytes,
         cc: p.cc,
         seed,
+        flows: p.flows,
         timeout_s: p.timeout_s,
     };
     (path, PolicyOverrides::from(p.policies()), transfer)

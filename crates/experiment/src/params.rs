@@ -48,8 +48,10 @@ pub struct Params {
     pub queue_packets: usize,
     /// `before_queue` or `after_queue` (the lab supports only `after_queue`).
     pub loss_position: LossPosition,
-    /// Bytes per transfer (when `duration_s` is absent).
+    /// Bytes per transfer (when `duration_s` is absent); per flow with `flows`.
     pub bytes: u64,
+    /// Parallel TCP connections (lab); goodput is their aggregate.
+    pub flows: usize,
     /// Session length in seconds (sim): send for this long, goodput = bytes read / duration.
     pub duration_s: Option<f64>,
     /// TCP socket send and receive buffers, KiB (sim).
@@ -80,6 +82,7 @@ impl Default for Params {
             queue_packets: 5,
             loss_position: LossPosition::BeforeQueue,
             bytes: 2_000_000,
+            flows: 1,
             duration_s: None,
             buffer_kib: 64,
             ack_delay_ms: 10,
@@ -100,13 +103,14 @@ const PATH_KEYS: [&str; 7] = [
     "reorder",
 ];
 /// The keys of [`Params`] after the policy keys, in CSV column order.
-const RUN_KEYS: [&str; 11] = [
+const RUN_KEYS: [&str; 12] = [
     "buffer_packets",
     "rate_mbit",
     "delay_ms",
     "queue_packets",
     "loss_position",
     "bytes",
+    "flows",
     "duration_s",
     "buffer_kib",
     "ack_delay_ms",
@@ -176,6 +180,13 @@ impl Params {
         }
         if self.bytes == 0 {
             return Err("bytes must be > 0".into());
+        }
+        if !(1..=tcpnc_lab::settings::MAX_FLOWS).contains(&self.flows) {
+            return Err(format!(
+                "flows = {} must be in 1..={}",
+                self.flows,
+                tcpnc_lab::settings::MAX_FLOWS
+            ));
         }
         Ok(())
     }

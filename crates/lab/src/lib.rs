@@ -37,10 +37,17 @@ use std::time::Duration;
 
 use traffic::Event;
 
-/// `tcpnc lab sink`: listens, receives one connection, prints JSON events; exit code.
-pub fn sink_main(listen: SocketAddr, timeout: Duration, progress: bool) -> i32 {
-    let r = traffic::sink_listen(listen).and_then(|l| traffic::run_sink(l, timeout, progress));
-    finish(r.map(Event::SinkDone))
+/// `tcpnc lab sink`: listens, receives `connections` connections, prints JSON events; exit
+/// code.
+pub fn sink_main(listen: SocketAddr, connections: usize, timeout: Duration, progress: bool) -> i32 {
+    let listener = match traffic::sink_listen(listen) {
+        Ok(l) => l,
+        Err(e) => return finish(Err(e)),
+    };
+    if connections <= 1 {
+        return finish(traffic::run_sink(listener, timeout, progress).map(Event::SinkDone));
+    }
+    finish_all(traffic::run_sinks(listener, connections, timeout, progress))
 }
 
 /// `tcpnc lab source`: connects, sends, prints JSON events; exit code.
@@ -49,11 +56,35 @@ pub fn source_main(
     bytes: u64,
     cc: &str,
     seed: u64,
+    connections: usize,
     timeout: Duration,
     progress: bool,
 ) -> i32 {
-    let r = traffic::run_source(connect, bytes, cc, seed, timeout, progress);
-    finish(r.map(Event::SourceDone))
+    if connections <= 1 {
+        let r = traffic::run_source(connect, bytes, cc, seed, timeout, progress);
+        return finish(r.map(Event::SourceDone));
+    }
+    finish_all(traffic::run_sources(
+        connect,
+        bytes,
+        cc,
+        seed,
+        connections,
+        timeout,
+    ))
+}
+
+/// Exit code of a run that emitted its own reports.
+fn finish_all(r: Result<()>) -> i32 {
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            traffic::emit(&Event::Error {
+                message: e.to_string(),
+            });
+            1
+        }
+    }
 }
 
 fn finish(r: Result<Event>) -> i32 {

@@ -47,6 +47,7 @@ pub fn settings_json(
         "queue_packets": path.queue(),
         "path_seed": path.seed,
         "bytes": t.bytes,
+        "flows": t.flows,
         "cc": t.cc,
         "data_seed": t.seed,
     });

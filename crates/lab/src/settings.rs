@@ -41,6 +41,13 @@ fn one() -> f64 {
     1.0
 }
 
+fn one_flow() -> usize {
+    1
+}
+
+/// Most parallel flows one transfer may run.
+pub const MAX_FLOWS: usize = 1000;
+
 impl PathSettings {
     /// Checks ranges.
     pub fn validate(&self) -> Result<()> {
@@ -102,8 +109,11 @@ pub struct TransferSettings {
     pub bytes: u64,
     /// Sender's congestion control.
     pub cc: CongestionControl,
-    /// Data seed.
+    /// Data seed (flow i sends the stream of seed + i).
     pub seed: u64,
+    /// Parallel TCP connections, each sending `bytes`.
+    #[serde(default = "one_flow")]
+    pub flows: usize,
     /// Bound on the whole transfer (and on each wait inside it), seconds.
     pub timeout_s: f64,
 }
@@ -119,6 +129,12 @@ impl TransferSettings {
         }
         if self.bytes == 0 {
             return Err(LabError::Invalid("--bytes must be > 0".into()));
+        }
+        if !(1..=MAX_FLOWS).contains(&self.flows) {
+            return Err(LabError::Invalid(format!(
+                "--flows {} (expected 1..={MAX_FLOWS})",
+                self.flows
+            )));
         }
         if !(self.timeout_s.is_finite() && self.timeout_s > 0.0) {
             return Err(LabError::Invalid("--timeout-s must be > 0".into()));

@@ -5,11 +5,16 @@
 //! connection whose congestion control it sets with `TCP_CONGESTION` (nothing else is
 //! changed), half-closes, waits for the sink's close (so every byte is acknowledged), reads
 //! `TCP_INFO`, and reports the sha256 of what it sent. The sink accepts one connection,
-//! hashes everything until EOF and reports the sha256 of what it received.
+//! hashes everything until EOF and reports the sha256 of what it received. With
+//! `--connections N` both run N connections in parallel (one thread each; connection `i` sends
+//! the stream of seed `seed + i`) and print one report per connection.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -88,6 +93,9 @@ pub struct SourceReport {
     pub last_write_ns: u64,
     /// Monotonic ns when the sink's close arrived (everything acknowledged).
     pub closed_ns: u64,
+    /// The connection's local address (what the sink reports as its peer).
+    #[serde(default)]
+    pub local: String,
     /// The sender kernel's counters, read before closing.
     pub tcp_info: TcpInfo,
 }
@@ -107,6 +115,20 @@ pub struct SinkReport {
     pub first_byte_ns: u64,
     /// Monotonic ns of the last byte (EOF seen right after).
     pub last_byte_ns: u64,
+}
+
+impl SinkReport {
+    /// The report of a connection the sink never reported (nothing received).
+    pub fn missing(src: &SourceReport) -> SinkReport {
+        SinkReport {
+            bytes: 0,
+            sha256: String::new(),
+            peer: src.local.clone(),
+            accepted_ns: src.connected_ns,
+            first_byte_ns: src.connected_ns,
+            last_byte_ns: src.connected_ns,
+        }
+    }
 }
 
 /// Prints one event as a JSON line and flushes.
@@ -225,7 +247,12 @@ pub fn run_source(
     }
     let closed_ns = mono_ns();
     let tcp_info = tcpinfo::tcp_info(stream.as_raw_fd())?;
+    let local = stream
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
     Ok(SourceReport {
+        local,
         bytes: sent,
         sha256: hex(&hasher.finalize()),
         cc,
@@ -250,21 +277,19 @@ pub fn sink_listen(addr: SocketAddr) -> Result<TcpListener> {
 /// Accepts one connection (within `timeout`) and receives until EOF (each read within
 /// `timeout`), then reports.
 pub fn run_sink(listener: TcpListener, timeout: Duration, progress: bool) -> Result<SinkReport> {
-    let mut pfd = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-    // SAFETY: one valid pollfd.
-    let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
-    if rc <= 0 {
-        return Err(LabError::Transfer(format!(
-            "sink: no connection within {:.0} s",
-            timeout.as_secs_f64()
-        )));
-    }
-    let (mut stream, peer) = listener.accept().map_err(io_err("accept"))?;
+    let (stream, peer) = wait_accept(&listener, timeout)?;
+    let counter = AtomicU64::new(0);
+    receive(stream, peer, timeout, progress, &counter)
+}
+
+/// Receives one accepted connection until EOF; adds what it reads to `received`.
+fn receive(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    timeout: Duration,
+    progress: bool,
+    received: &AtomicU64,
+) -> Result<SinkReport> {
     let accepted_ns = mono_ns();
     stream
         .set_read_timeout(Some(timeout))
@@ -284,6 +309,7 @@ pub fn run_sink(listener: TcpListener, timeout: Duration, progress: bool) -> Res
         }
         hasher.update(&buf[..n]);
         got += n as u64;
+        received.fetch_add(n as u64, Ordering::Relaxed);
         if progress && last_byte_ns >= next_progress {
             emit(&Event::Progress { bytes: got });
             next_progress = last_byte_ns + PROGRESS_EVERY_NS;
@@ -297,6 +323,84 @@ pub fn run_sink(listener: TcpListener, timeout: Duration, progress: bool) -> Res
         first_byte_ns,
         last_byte_ns,
     })
+}
+
+/// Waits up to `timeout` for a connection on `listener`.
+fn wait_accept(listener: &TcpListener, timeout: Duration) -> Result<(TcpStream, SocketAddr)> {
+    let mut pfd = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: one valid pollfd.
+    let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+    if rc <= 0 {
+        return Err(LabError::Transfer(format!(
+            "sink: no connection within {:.0} s",
+            timeout.as_secs_f64()
+        )));
+    }
+    listener.accept().map_err(io_err("accept"))
+}
+
+/// Accepts `n` connections and receives on each in its own thread, emitting the total progress
+/// (with `progress`) and one `sink_done` event per connection as it ends.
+pub fn run_sinks(listener: TcpListener, n: usize, timeout: Duration, progress: bool) -> Result<()> {
+    let received = Arc::new(AtomicU64::new(0));
+    let (tx, rx) = mpsc::channel();
+    for _ in 0..n {
+        let (stream, peer) = wait_accept(&listener, timeout)?;
+        let (tx, received) = (tx.clone(), Arc::clone(&received));
+        std::thread::spawn(move || {
+            let _ = tx.send(receive(stream, peer, timeout, false, &received));
+        });
+    }
+    drop(tx);
+    let mut done = 0;
+    while done < n {
+        match rx.recv_timeout(Duration::from_nanos(PROGRESS_EVERY_NS)) {
+            Ok(report) => {
+                emit(&Event::SinkDone(report?));
+                done += 1;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(LabError::Transfer("sink: a receiver thread died".into()));
+            }
+        }
+        if progress {
+            emit(&Event::Progress {
+                bytes: received.load(Ordering::Relaxed),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs `n` sources in parallel (connection `i` sends the stream of `seed + i`), emitting one
+/// `source_done` event per connection as it ends.
+pub fn run_sources(
+    addr: SocketAddr,
+    bytes: u64,
+    cc: &str,
+    seed: u64,
+    n: usize,
+    timeout: Duration,
+) -> Result<()> {
+    let (tx, rx) = mpsc::channel();
+    for i in 0..n {
+        let (tx, cc) = (tx.clone(), cc.to_string());
+        std::thread::spawn(move || {
+            let seed = seed.wrapping_add(i as u64);
+            let _ = tx.send(run_source(addr, bytes, &cc, seed, timeout, false));
+        });
+    }
+    drop(tx);
+    for report in rx {
+        emit(&Event::SourceDone(report?));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

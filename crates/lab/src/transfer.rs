@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 use serde::Serialize;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::child::{Child, Line};
 use crate::error::{LabError, Result};
@@ -56,6 +57,15 @@ pub struct TransferResult {
     /// The sender namespace's `TcpExt` counters over the transfer ([`crate::netstat`]):
     /// timeouts, fast retransmits, loss probes.
     pub kernel: BTreeMap<String, u64>,
+    /// With several flows: each flow's own result (the fields above are then the aggregate:
+    /// bytes summed, goodput over the first connect to the last byte, integrity of every
+    /// flow, sha256 over the flows' sha256s in order, retransmits summed, `tcp_info` of flow 0).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<TransferResult>,
+    /// With several flows: Jain's fairness index of the flows' goodputs,
+    /// (Σx)² / (n·Σx²), 1 when all are equal, 1/n when one flow takes everything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jain_index: Option<f64>,
 }
 
 fn parse_event(who: &str, line: &str) -> Result<Event> {
@@ -85,6 +95,8 @@ pub fn run_transfer(
         "--timeout-s",
         &secs,
         "--progress",
+        "--connections",
+        &t.flows.to_string(),
     ]
     .map(String::from)
     .to_vec();
@@ -109,28 +121,96 @@ pub fn run_transfer(
         &t.seed.to_string(),
         "--timeout-s",
         &secs,
+        "--connections",
+        &t.flows.to_string(),
     ]
     .map(String::from)
     .to_vec();
     let cli = lab.topo.cli.clone();
     let kernel_before = netstat::snapshot(&cli)?;
     let mut source = lab.spawn("source", &lab.topo.cli, &source_args)?;
-    bar.set_length(t.bytes);
+    bar.set_length(t.bytes * t.flows as u64);
     bar.set_position(0);
-    let sink_report = follow_sink(session, &mut sink, &mut source, deadline, bar)?;
-    let source_report = source_result(&mut source, deadline)?;
-    bar.set_position(sink_report.bytes);
+    let sinks = follow_sinks(session, &mut sink, &mut source, deadline, bar, t.flows)?;
+    let sources = source_results(&mut source, deadline, t.flows)?;
+    bar.set_position(sinks.iter().map(|r| r.bytes).sum());
     let kernel = netstat::delta(&kernel_before, &netstat::snapshot(&cli)?);
-    Ok(assemble(t, &source_report, &sink_report, kernel))
+    if let ([src], [snk]) = (&sources[..], &sinks[..]) {
+        return Ok(assemble(t.bytes, src, snk, kernel));
+    }
+    Ok(aggregate(t.bytes, &sources, &sinks, kernel))
 }
 
-fn follow_sink(
+/// The flows of a multi-flow transfer (each source paired with the sink report of its
+/// connection) and their aggregate.
+fn aggregate(
+    bytes: u64,
+    sources: &[SourceReport],
+    sinks: &[SinkReport],
+    kernel: BTreeMap<String, u64>,
+) -> TransferResult {
+    let flows: Vec<TransferResult> = sources
+        .iter()
+        .map(|src| match sinks.iter().find(|s| s.peer == src.local) {
+            Some(snk) => assemble(bytes, src, snk, BTreeMap::new()),
+            None => assemble(bytes, src, &SinkReport::missing(src), BTreeMap::new()),
+        })
+        .collect();
+    let first_connect = sources.iter().map(|s| s.connected_ns).min().unwrap_or(0);
+    let last_byte = sinks.iter().map(|s| s.last_byte_ns).max().unwrap_or(0);
+    let completion_s = last_byte.saturating_sub(first_connect).max(1) as f64 / 1e9;
+    let received: u64 = flows.iter().map(|f| f.bytes_received).sum();
+    let digest = |f: &dyn Fn(&TransferResult) -> &str| {
+        let mut h = Sha256::new();
+        for flow in &flows {
+            h.update(f(flow).as_bytes());
+        }
+        h.finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_mbit).collect();
+    TransferResult {
+        bytes: flows.iter().map(|f| f.bytes).sum(),
+        bytes_received: received,
+        goodput_mbit: received as f64 * 8.0 / completion_s / 1e6,
+        completion_s,
+        connect_s: flows.iter().map(|f| f.connect_s).fold(0.0, f64::max),
+        integrity_ok: !flows.is_empty() && flows.iter().all(|f| f.integrity_ok),
+        sha256_sent: digest(&|f| &f.sha256_sent),
+        sha256_received: digest(&|f| &f.sha256_received),
+        cc: flows.first().map(|f| f.cc.clone()).unwrap_or_default(),
+        retransmits: flows.iter().map(|f| f.retransmits).sum(),
+        tcp_info: flows
+            .first()
+            .map(|f| f.tcp_info.clone())
+            .unwrap_or_default(),
+        kernel,
+        jain_index: Some(jain_index(&goodputs)),
+        flows,
+    }
+}
+
+/// Jain's fairness index of `xs`: (Σx)² / (n·Σx²); 1 for an empty or all-zero set.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let sum: f64 = xs.iter().sum();
+    let squares: f64 = xs.iter().map(|x| x * x).sum();
+    if xs.is_empty() || squares == 0.0 {
+        return 1.0;
+    }
+    sum * sum / (xs.len() as f64 * squares)
+}
+
+fn follow_sinks(
     session: &mut Session<'_>,
     sink: &mut Child,
     source: &mut Child,
     deadline: Instant,
     bar: &ProgressBar,
-) -> Result<SinkReport> {
+    n: usize,
+) -> Result<Vec<SinkReport>> {
+    let mut reports = Vec::with_capacity(n);
     loop {
         if Instant::now() >= deadline {
             return Err(LabError::Timeout {
@@ -142,7 +222,12 @@ fn follow_sink(
         match sink.poll_line(Duration::from_millis(100)) {
             Line::Text(l) => match parse_event("sink", &l)? {
                 Event::Progress { bytes } => bar.set_position(bytes),
-                Event::SinkDone(r) => return Ok(r),
+                Event::SinkDone(r) => {
+                    reports.push(r);
+                    if reports.len() == n {
+                        return Ok(reports);
+                    }
+                }
                 Event::Error { message } => {
                     return Err(LabError::Transfer(format!("sink: {message}")));
                 }
@@ -175,12 +260,18 @@ fn source_failure(source: &mut Child) -> LabError {
     }
 }
 
-fn source_result(source: &mut Child, deadline: Instant) -> Result<SourceReport> {
+fn source_results(source: &mut Child, deadline: Instant, n: usize) -> Result<Vec<SourceReport>> {
+    let mut reports = Vec::with_capacity(n);
     loop {
         let wait = deadline.saturating_duration_since(Instant::now());
         match source.poll_line(wait.max(Duration::from_millis(1))) {
             Line::Text(l) => match parse_event("source", &l)? {
-                Event::SourceDone(r) => return Ok(r),
+                Event::SourceDone(r) => {
+                    reports.push(r);
+                    if reports.len() == n {
+                        return Ok(reports);
+                    }
+                }
                 Event::Error { message } => {
                     return Err(LabError::Transfer(format!("source: {message}")));
                 }
@@ -199,7 +290,7 @@ fn source_result(source: &mut Child, deadline: Instant) -> Result<SourceReport> 
 }
 
 fn assemble(
-    t: &TransferSettings,
+    bytes: u64,
     src: &SourceReport,
     snk: &SinkReport,
     kernel: BTreeMap<String, u64>,
@@ -212,13 +303,15 @@ fn assemble(
         goodput_mbit: snk.bytes as f64 * 8.0 / completion_s / 1e6,
         completion_s,
         connect_s: src.connected_ns.saturating_sub(src.connect_start_ns) as f64 / 1e9,
-        integrity_ok: src.bytes == t.bytes && snk.bytes == src.bytes && snk.sha256 == src.sha256,
+        integrity_ok: src.bytes == bytes && snk.bytes == src.bytes && snk.sha256 == src.sha256,
         sha256_sent: src.sha256.clone(),
         sha256_received: snk.sha256.clone(),
         cc: src.cc.clone(),
         retransmits: src.tcp_info.total_retrans,
         tcp_info: src.tcp_info.clone(),
         kernel,
+        flows: Vec::new(),
+        jain_index: None,
     }
 }
 
@@ -228,4 +321,69 @@ pub fn with_counters(r: &TransferResult, gateways: Option<Value>, link: Option<V
     v["gateways"] = gateways.unwrap_or(Value::Null);
     v["link"] = link.unwrap_or(Value::Null);
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_bounds() {
+        assert_eq!(jain_index(&[5.0, 5.0, 5.0]), 1.0);
+        assert!((jain_index(&[4.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        assert!((jain_index(&[1.0, 3.0]) - 0.8).abs() < 1e-12);
+        assert_eq!(jain_index(&[]), 1.0);
+    }
+
+    fn source(local: &str, sha: &str, t0: u64) -> SourceReport {
+        SourceReport {
+            bytes: 1000,
+            sha256: sha.into(),
+            cc: "cubic".into(),
+            connect_start_ns: t0,
+            connected_ns: t0 + 10,
+            last_write_ns: t0 + 100,
+            closed_ns: t0 + 200,
+            local: local.into(),
+            tcp_info: TcpInfo::default(),
+        }
+    }
+
+    fn sink(peer: &str, sha: &str, bytes: u64, last: u64) -> SinkReport {
+        SinkReport {
+            bytes,
+            sha256: sha.into(),
+            peer: peer.into(),
+            accepted_ns: 0,
+            first_byte_ns: 20,
+            last_byte_ns: last,
+        }
+    }
+
+    /// Flows are paired by address, whatever order their reports came in; one bad flow fails
+    /// the aggregate's integrity.
+    #[test]
+    fn flows_pair_by_address_and_aggregate() {
+        let sources = [source("a:1", "x", 0), source("a:2", "y", 0)];
+        let sinks = [
+            sink("a:2", "y", 1000, 1_000_010),
+            sink("a:1", "x", 1000, 500_010),
+        ];
+        let r = aggregate(1000, &sources, &sinks, BTreeMap::new());
+        assert_eq!(r.flows.len(), 2);
+        assert!(r.integrity_ok);
+        assert_eq!(r.bytes_received, 2000);
+        assert!((r.completion_s - 0.001).abs() < 1e-9);
+        assert!((r.flows[0].goodput_mbit / r.flows[1].goodput_mbit - 2.0).abs() < 1e-6);
+        assert!(r.jain_index.unwrap() < 1.0);
+        let bad = [
+            sink("a:2", "y", 1000, 1_000_010),
+            sink("a:1", "z", 1000, 500_010),
+        ];
+        assert!(!aggregate(1000, &sources, &bad, BTreeMap::new()).integrity_ok);
+        let missing = [sink("a:2", "y", 1000, 1_000_010)];
+        let r = aggregate(1000, &sources, &missing, BTreeMap::new());
+        assert!(!r.integrity_ok);
+        assert_eq!(r.bytes_received, 1000);
+    }
 }
