@@ -392,7 +392,7 @@ impl CodingBuffer {
     }
 
     /// Buffered packets in `range` (those still buffered), in index order.
-    pub fn range(&self, range: IndexRange) -> impl Iterator<Item = &BufferedPacket> {
+    pub fn range(&self, range: IndexRange) -> impl Iterator<Item = &BufferedPacket> + Clone {
         range.iter().filter_map(move |i| self.get(i))
     }
 
