@@ -297,6 +297,12 @@ impl CodingBuffer {
                 }
             }
         }
+        self.count_insert(&out);
+        Ok(out)
+    }
+
+    /// Adds an insertion's duplicate, acknowledged and dropped sequence space to the stats.
+    fn count_insert(&mut self, out: &InsertOutcome) {
         self.stats.duplicate_seq += u64::from(out.duplicate_seq);
         self.stats.acked_seq += u64::from(out.acked_seq);
         match out.dropped {
@@ -310,7 +316,6 @@ impl CodingBuffer {
             }
             None => {}
         }
-        Ok(out)
     }
 
     /// Position in `packets` of the packet holding offset `off` (from the buffer start).
