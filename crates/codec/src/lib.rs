@@ -51,6 +51,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bench;
 mod combine;
 mod decoder;
 mod encoder;
