@@ -1,9 +1,78 @@
-//! The one payload primitive of the codec: `dst ^= Σ c_k · src_k`, fed to the field's fused
-//! multi-source [`tcpnc_field::dot`] kernel in batches of up to `BATCH` sources, without
-//! allocating.
+//! The one combination routine of tcpnc: `out = Σ c_k · symbol_k` over borrowed symbols
+//! (Sundararajan et al. §III-C: a random linear combination of the coding window), fed to the
+//! field's fused multi-source [`tcpnc_field::dot`] kernel in batches of up to `BATCH` sources,
+//! without allocating.
+//!
+//! [`combine`] is the entry point that both [`Encoder::encode`](crate::Encoder::encode) and the
+//! engine's sender (`tcpnc_proto`, over its coding buffer's packets) call, so what
+//! `tcpnc bench codec` measures and the fuzz targets exercise is the path the product runs.
+
+use crate::error::EncodeError;
+use crate::prng::CoefficientStream;
 
 /// Sources handed to one `dot` call (the field's AVX-512/AVX2 `dot` fuses up to 32 per pass).
 const BATCH: usize = 32;
+
+/// The coefficients of one combination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coefficients<'a> {
+    /// One coefficient per symbol, in order (zero leaves a symbol out).
+    Explicit(&'a [u8]),
+    /// Coefficients expanded from a seed by [`coefficients_from_seed`](crate::coefficients_from_seed).
+    Seeded(u32),
+}
+
+/// Writes `Σ c_k · symbol_k` into `out` (cleared first, then as long as the longest symbol;
+/// shorter symbols read as zero-padded, §III-A) and returns that length.
+///
+/// Fails, leaving `out` untouched, when `symbols` is empty or when explicit coefficients are
+/// not exactly one per symbol. Terms are accumulated in batches of up to 32 sources per
+/// [`tcpnc_field::dot`] pass; GF(2^8) addition is XOR, so the result does not depend on the
+/// batching.
+pub fn combine<'a, I>(
+    symbols: I,
+    coefficients: Coefficients<'_>,
+    out: &mut Vec<u8>,
+) -> Result<usize, EncodeError>
+where
+    I: Iterator<Item = &'a [u8]> + Clone,
+{
+    let (count, len) = symbols
+        .clone()
+        .fold((0u64, 0usize), |(n, len), s| (n + 1, len.max(s.len())));
+    if count == 0 {
+        return Err(EncodeError::EmptyRange);
+    }
+    if let Coefficients::Explicit(coefs) = coefficients
+        && coefs.len() as u64 != count
+    {
+        return Err(EncodeError::CoefficientCount {
+            expected: count,
+            got: coefs.len(),
+        });
+    }
+    out.clear();
+    out.resize(len, 0);
+    match coefficients {
+        Coefficients::Explicit(coefs) => {
+            let mut rest = coefs;
+            accumulate_batched(out, symbols, |batch| {
+                let (head, tail) = rest.split_at(batch.len());
+                batch.copy_from_slice(head);
+                rest = tail;
+            });
+        }
+        Coefficients::Seeded(seed) => {
+            let mut stream = CoefficientStream::new(seed);
+            accumulate_batched(out, symbols, |batch| {
+                for c in batch {
+                    *c = stream.next_coefficient();
+                }
+            });
+        }
+    }
+    Ok(len)
+}
 
 /// Terms of `dst ^= Σ c · src` collected into fixed arrays and handed to `dot` a batch at a
 /// time (zero coefficients and empty sources are skipped by `dot` itself).
@@ -115,5 +184,72 @@ mod tests {
             },
         );
         assert_eq!(batched, expected);
+        // The public entry point: same sum into a zeroed, longest-symbol-long buffer.
+        let coefs: Vec<u8> = (0..sources.len()).map(|k| (k * 13) as u8).collect();
+        let mut out = vec![0xFF; 3];
+        let len = combine(
+            sources.iter().map(Vec::as_slice),
+            Coefficients::Explicit(&coefs),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(len, 36);
+        let mut zero_based = vec![0u8; 36];
+        for (k, src) in sources.iter().enumerate() {
+            for (e, s) in zero_based.iter_mut().zip(src) {
+                *e ^= tcpnc_field::mul_reference((k * 13) as u8, *s);
+            }
+        }
+        assert_eq!(out, zero_based);
+    }
+
+    #[test]
+    fn combine_checks_its_arguments_and_expands_seeds() {
+        let symbols: [&[u8]; 3] = [&[1, 2, 3], &[4], &[5, 6]];
+        let mut out = vec![9];
+        assert_eq!(
+            combine(std::iter::empty(), Coefficients::Seeded(1), &mut out),
+            Err(EncodeError::EmptyRange)
+        );
+        assert_eq!(
+            combine(
+                symbols.iter().copied(),
+                Coefficients::Explicit(&[1, 2]),
+                &mut out
+            ),
+            Err(EncodeError::CoefficientCount {
+                expected: 3,
+                got: 2
+            })
+        );
+        assert_eq!(
+            out,
+            vec![9],
+            "a refused combination leaves the output alone"
+        );
+        let mut coefs = [0u8; 3];
+        crate::coefficients_from_seed(0xBEEF, &mut coefs);
+        let mut explicit = Vec::new();
+        combine(
+            symbols.iter().copied(),
+            Coefficients::Explicit(&coefs),
+            &mut explicit,
+        )
+        .unwrap();
+        combine(
+            symbols.iter().copied(),
+            Coefficients::Seeded(0xBEEF),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out, explicit);
+        // Systematic: one symbol with coefficient 1 is the symbol itself.
+        combine(
+            [&[7u8, 8][..]].into_iter(),
+            Coefficients::Explicit(&[1]),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out, vec![7, 8]);
     }
 }

@@ -4,9 +4,8 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use crate::combine::accumulate_batched;
+use crate::combine::{Coefficients, combine};
 use crate::error::EncodeError;
-use crate::prng::CoefficientStream;
 
 /// What an emission of [`Encoder::next_emission`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,15 +27,6 @@ pub struct EncoderConfig {
     pub max_symbols: usize,
     /// The longest symbol accepted, in bytes.
     pub max_symbol_len: usize,
-}
-
-/// The coefficients of one combination.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Coefficients<'a> {
-    /// One coefficient per symbol of the range, in index order (zero leaves a symbol out).
-    Explicit(&'a [u8]),
-    /// Coefficients expanded from a seed by [`coefficients_from_seed`](crate::coefficients_from_seed).
-    Seeded(u32),
 }
 
 /// How the payload written by [`Encoder::next_emission`] was formed.
@@ -171,38 +161,8 @@ impl Encoder {
         coefficients: Coefficients<'_>,
         out: &mut Vec<u8>,
     ) -> Result<usize, EncodeError> {
-        let symbols = self.symbols_in(range.clone())?;
-        if let Coefficients::Explicit(coefs) = coefficients
-            && coefs.len() as u64 != range.end - range.start
-        {
-            return Err(EncodeError::CoefficientCount {
-                expected: range.end - range.start,
-                got: coefs.len(),
-            });
-        }
-        let len = symbols.clone().map(Vec::len).max().unwrap_or(0);
-        out.clear();
-        out.resize(len, 0);
-        let symbols = symbols.map(Vec::as_slice);
-        match coefficients {
-            Coefficients::Explicit(coefs) => {
-                let mut rest = coefs;
-                accumulate_batched(out, symbols, |batch| {
-                    let (head, tail) = rest.split_at(batch.len());
-                    batch.copy_from_slice(head);
-                    rest = tail;
-                });
-            }
-            Coefficients::Seeded(seed) => {
-                let mut stream = CoefficientStream::new(seed);
-                accumulate_batched(out, symbols, |batch| {
-                    for c in batch {
-                        *c = stream.next_coefficient();
-                    }
-                });
-            }
-        }
-        Ok(len)
+        let symbols = self.symbols_in(range)?;
+        combine(symbols.map(Vec::as_slice), coefficients, out)
     }
 
     /// Produces the next packet for the configured [`Mode`] into `out`: in systematic mode the

@@ -51,6 +51,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bench;
 mod combine;
 mod decoder;
 mod encoder;
@@ -59,7 +60,8 @@ mod error;
 pub mod fuzzing;
 mod prng;
 
+pub use combine::{Coefficients, combine};
 pub use decoder::{Decoder, DecoderConfig, Dropped, Outcome, Receipt, SymbolState};
-pub use encoder::{Coefficients, Emission, EmissionKind, Encoder, EncoderConfig, Mode};
+pub use encoder::{Emission, EmissionKind, Encoder, EncoderConfig, Mode};
 pub use error::{DecodeError, EncodeError};
 pub use prng::{CoefficientStream, SplitMix64, coefficients_from_seed};

@@ -70,7 +70,7 @@ impl PeerEngine for Engine {
         Engine::handle_timeout(self, now)
     }
     fn stats_json(&self) -> serde_json::Value {
-        stats_json(Engine::stats(self))
+        stats_json(&Engine::stats(self))
     }
     fn poll_event(&mut self) -> Option<String> {
         Engine::poll_event(self).map(|e| format!("{e:?}"))

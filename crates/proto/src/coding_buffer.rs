@@ -297,6 +297,12 @@ impl CodingBuffer {
                 }
             }
         }
+        self.count_insert(&out);
+        Ok(out)
+    }
+
+    /// Adds an insertion's duplicate, acknowledged and dropped sequence space to the stats.
+    fn count_insert(&mut self, out: &InsertOutcome) {
         self.stats.duplicate_seq += u64::from(out.duplicate_seq);
         self.stats.acked_seq += u64::from(out.acked_seq);
         match out.dropped {
@@ -310,7 +316,6 @@ impl CodingBuffer {
             }
             None => {}
         }
-        Ok(out)
     }
 
     /// Position in `packets` of the packet holding offset `off` (from the buffer start).
@@ -392,7 +397,7 @@ impl CodingBuffer {
     }
 
     /// Buffered packets in `range` (those still buffered), in index order.
-    pub fn range(&self, range: IndexRange) -> impl Iterator<Item = &BufferedPacket> {
+    pub fn range(&self, range: IndexRange) -> impl Iterator<Item = &BufferedPacket> + Clone {
         range.iter().filter_map(move |i| self.get(i))
     }
 

@@ -13,24 +13,25 @@
 //! | coding off, non-TCP, fragment, mixed families | BYPASS unchanged |
 //! | SYN / SYN-ACK | options rewritten (MSS clamp, SACK-permitted and timestamps removed), window scale learnt, BYPASS |
 //! | RST | BYPASS, flow removed |
-//! | payload or FIN | sender half: coded DATA frames; its ack/window feed the receiver half |
+//! | payload or FIN | its ack/window feed the receiver half, then the sender half codes it (DATA frames) |
 //! | pure ACK | receiver half: window and delivery confirmation; suppressed, except before any peer data (handshake) and answers to probes |
 //! | probe (no payload, seq below the NC ack) | BYPASS |
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use tcpnc_wire::{FlowId, FrameRepr, KeepaliveRepr};
+use tcpnc_wire::{AckRepr, DataRepr, FlowId, FrameRepr, KeepaliveRepr};
 
 use crate::config::{ConfigError, EngineConfig};
+use crate::connection::Connection;
+use crate::context::Call;
 use crate::event::{CloseReason, DropReason, Event};
-use crate::flow::Flow;
-use crate::ident::{flow_id, flow_key};
+use crate::flow_id_conversion::{flow_id, flow_key};
 use crate::output::Output;
 use crate::rng::EngineRng;
 use crate::stats::EngineStats;
 use crate::tcp::{
-    ConnKey, SynPolicy, TcpError, TcpFlags, TcpPacket, rewrite_syn, scan_options, seq_add, seq_lt,
+    ConnKey, SynPolicy, TcpError, TcpFlags, TcpPacket, rewrite_syn, scan_options, seq_lt,
 };
 
 /// The TCP/NC engine for one peer.
@@ -38,7 +39,7 @@ use crate::tcp::{
 pub struct Engine {
     config: EngineConfig,
     rng: EngineRng,
-    flows: BTreeMap<ConnKey, Flow>,
+    flows: BTreeMap<ConnKey, Connection>,
     out: Output,
 }
 
@@ -59,9 +60,24 @@ impl Engine {
         &self.config
     }
 
-    /// Counters and per-flow snapshots.
-    pub fn stats(&self) -> &EngineStats {
-        &self.out.stats
+    /// Counters and a snapshot of every live flow's counters, computed now (the engine keeps
+    /// each flow's counters in the flow; nothing is copied per packet).
+    pub fn stats(&self) -> EngineStats {
+        let mut stats = self.out.stats.clone();
+        stats.flows = self.flows.values().map(|f| (f.out_id, f.stats())).collect();
+        stats
+    }
+
+    /// A live flow and the per-call context for it.
+    fn flow_call(&mut self, conn: &ConnKey, now: Duration) -> Option<(&mut Connection, Call<'_>)> {
+        let flow = self.flows.get_mut(conn)?;
+        let call = Call {
+            now,
+            config: &self.config,
+            rng: &mut self.rng,
+            out: &mut self.out,
+        };
+        Some((flow, call))
     }
 
     /// Next datagram for the peer.
@@ -94,7 +110,7 @@ impl Engine {
             .map(|(k, _)| *k)
             .collect();
         for key in keys {
-            let Some(flow) = self.flows.get_mut(&key) else {
+            let Some(flow) = self.flows.get(&key) else {
                 continue;
             };
             if flow.last_activity + self.config.idle_timeout <= now {
@@ -109,18 +125,10 @@ impl Engine {
                 self.remove_flow(&key, CloseReason::Finished);
                 continue;
             }
-            flow.receiver
-                .on_timeout(now, &self.config, &mut self.out, &mut flow.stats);
-            if let Some(sender) = flow.sender.as_mut() {
-                sender.on_timeout(
-                    now,
-                    &self.config,
-                    &mut self.rng,
-                    &mut self.out,
-                    &mut flow.stats,
-                );
+            if let Some((flow, call)) = self.flow_call(&key, now) {
+                flow.on_timeout(call);
             }
-            self.snapshot(&key, now);
+            self.note_finished(&key, now);
         }
     }
 
@@ -174,30 +182,11 @@ impl Engine {
             return;
         }
         self.out.stats.local_coded += 1;
-        let cfg = &self.config;
-        let flow = self.flows.get_mut(&conn).expect("ensured");
-        flow.last_activity = now;
-        if flags.contains(TcpFlags::ACK) {
-            let shift = flow.local_shift();
-            let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window) << shift);
-            flow.receiver
-                .on_local_ack(pkt.tcp.ack, edge, now, cfg, &mut self.out, &mut flow.stats);
+        if let Some((flow, call)) = self.flow_call(&conn, now) {
+            flow.last_activity = now;
+            flow.on_local_data(call, &pkt);
         }
-        let seq_for_acks = flow.receiver.next_remote_seq();
-        let remote_shift = flow.remote_shift();
-        let mut stats = std::mem::take(&mut flow.stats);
-        flow.sender_mut(cfg).on_segment(
-            now,
-            &pkt,
-            cfg,
-            &mut self.rng,
-            seq_for_acks,
-            remote_shift,
-            &mut self.out,
-            &mut stats,
-        );
-        flow.stats = stats;
-        self.snapshot(&conn, now);
+        self.note_finished(&conn, now);
     }
 
     /// Takes one datagram from the peer gateway.
@@ -215,67 +204,54 @@ impl Engine {
             }
         };
         match frame {
-            FrameRepr::Data { header, payload } => {
-                self.out.stats.data_received += 1;
-                let out_id = header.flow.reversed();
-                let (conn, _) = flow_key(&out_id).normalize();
-                if !self.ensure_flow(conn, out_id, now) {
-                    self.out.stats.decoding_buffer_drops += 1;
-                    return;
-                }
-                let flow = self.flows.get_mut(&conn).expect("ensured");
-                flow.last_activity = now;
-                flow.receiver.on_data(
-                    &header,
-                    payload,
-                    now,
-                    &self.config,
-                    &mut self.out,
-                    &mut flow.stats,
-                );
-                self.snapshot(&conn, now);
-            }
-            FrameRepr::Ack(ack) => {
-                self.out.stats.acks_received += 1;
-                let (conn, _) = flow_key(&ack.flow).normalize();
-                let Some(flow) = self.flows.get_mut(&conn) else {
-                    self.out.stats.acks_unknown_flow += 1;
-                    return;
-                };
-                let seq_for_acks = flow.receiver.next_remote_seq();
-                let remote_shift = flow.remote_shift();
-                let Some(sender) = flow.sender.as_mut() else {
-                    self.out.stats.acks_unknown_flow += 1;
-                    return;
-                };
-                flow.last_activity = now;
-                sender.on_ack(
-                    now,
-                    &ack,
-                    &self.config,
-                    &mut self.rng,
-                    seq_for_acks,
-                    remote_shift,
-                    &mut self.out,
-                    &mut flow.stats,
-                );
-                self.snapshot(&conn, now);
-            }
+            FrameRepr::Data { header, payload } => self.peer_data(now, &header, payload),
+            FrameRepr::Ack(ack) => self.peer_nc_ack(now, &ack),
             FrameRepr::Bypass(b) => {
                 self.out.stats.bypass_received += 1;
                 self.peer_bypass(now, b.packet());
             }
-            FrameRepr::Keepalive(k) => {
-                if k.reply {
-                    self.out.stats.keepalive_replies_received += 1;
-                    self.out.event(Event::KeepaliveReply { nonce: k.nonce });
-                } else {
-                    let reply: KeepaliveRepr = k.to_reply();
-                    if self.out.transmit_frame(&FrameRepr::Keepalive(reply)) {
-                        self.out.stats.keepalive_replies += 1;
-                    }
-                }
-            }
+            FrameRepr::Keepalive(k) => self.peer_keepalive(k),
+        }
+    }
+
+    /// A DATA frame from the peer: the receiver half of its flow (created on demand).
+    fn peer_data(&mut self, now: Duration, header: &DataRepr, payload: &[u8]) {
+        self.out.stats.data_received += 1;
+        let out_id = header.flow.reversed();
+        let (conn, _) = flow_key(&out_id).normalize();
+        if !self.ensure_flow(conn, out_id, now) {
+            self.out.stats.decoding_buffer_drops += 1;
+            return;
+        }
+        if let Some((flow, call)) = self.flow_call(&conn, now) {
+            flow.last_activity = now;
+            flow.on_data(call, header, payload);
+        }
+        self.note_finished(&conn, now);
+    }
+
+    /// An NC-ACK from the peer: the sender half of its flow.
+    fn peer_nc_ack(&mut self, now: Duration, ack: &AckRepr) {
+        self.out.stats.acks_received += 1;
+        let (conn, _) = flow_key(&ack.flow).normalize();
+        let handled = match self.flow_call(&conn, now) {
+            Some((flow, call)) => flow.on_nc_ack(call, ack),
+            None => false,
+        };
+        if handled {
+            self.note_finished(&conn, now);
+        } else {
+            self.out.stats.acks_unknown_flow += 1;
+        }
+    }
+
+    /// A KEEPALIVE from the peer: a probe is answered, a reply reported.
+    fn peer_keepalive(&mut self, k: KeepaliveRepr) {
+        if k.reply {
+            self.out.stats.keepalive_replies_received += 1;
+            self.out.event(Event::KeepaliveReply { nonce: k.nonce });
+        } else if self.out.transmit_frame(&FrameRepr::Keepalive(k.to_reply())) {
+            self.out.stats.keepalive_replies += 1;
         }
     }
 
@@ -309,24 +285,16 @@ impl Engine {
             // A new connection on the same 4-tuple.
             self.remove_flow(&conn, CloseReason::Reset);
         }
-        if self.ensure_flow(conn, out_id, now) {
-            let flow = self.flows.get_mut(&conn).expect("ensured");
+        if self.ensure_flow(conn, out_id, now)
+            && let Some((flow, call)) = self.flow_call(&conn, now)
+        {
             flow.last_activity = now;
             flow.local_wscale = scale;
             flow.local_isn = Some(pkt.tcp.seq);
             if syn_ack {
-                // The SYN-ACK's window is never scaled (RFC 7323 §2.2).
-                let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window));
-                flow.receiver.on_local_ack(
-                    pkt.tcp.ack,
-                    edge,
-                    now,
-                    &self.config,
-                    &mut self.out,
-                    &mut flow.stats,
-                );
+                flow.on_local_ack(call, pkt);
             }
-            self.snapshot(&conn, now);
+            self.note_finished(&conn, now);
         }
         self.bypass_local(&copy);
     }
@@ -347,28 +315,26 @@ impl Engine {
             self.bypass_local(ip_packet);
             return;
         }
-        if pkt.tcp.flags.contains(TcpFlags::ACK) {
-            let shift = flow.local_shift();
-            let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window) << shift);
-            flow.receiver.on_local_ack(
-                pkt.tcp.ack,
-                edge,
-                now,
-                &self.config,
-                &mut self.out,
-                &mut flow.stats,
-            );
+        if pkt.tcp.flags.contains(TcpFlags::ACK)
+            && let Some((flow, call)) = self.flow_call(&conn, now)
+        {
+            flow.on_local_ack(call, pkt);
         }
-        if flow.receiver.started() {
+        let suppressed = match self.flows.get_mut(&conn) {
             // §IV-A: the receiver TCP's ACKs are not sent to the sender.
-            flow.stats.pure_acks_suppressed += 1;
+            Some(flow) if flow.receiver.started() => {
+                flow.count_pure_ack_suppressed();
+                true
+            }
+            _ => false,
+        };
+        self.note_finished(&conn, now);
+        if suppressed {
             self.out.stats.pure_acks_suppressed += 1;
-            self.snapshot(&conn, now);
         } else {
             // No coded data from the peer yet: this ACK completes the handshake (or
             // acknowledges uncoded data); the peer TCP needs it.
             self.out.stats.pure_acks_forwarded += 1;
-            self.snapshot(&conn, now);
             self.bypass_local(ip_packet);
         }
     }
@@ -402,7 +368,7 @@ impl Engine {
                     flow.remote_wscale = scale;
                     flow.remote_isn = Some(pkt.tcp.seq);
                     flow.receiver.on_remote_syn(pkt.tcp.seq);
-                    self.snapshot(&conn, now);
+                    self.note_finished(&conn, now);
                 }
             } else if let Some(flow) = self.flows.get_mut(&conn) {
                 flow.last_activity = now;
@@ -437,7 +403,7 @@ impl Engine {
             self.out.stats.flow_table_full += 1;
             return false;
         }
-        self.flows.insert(conn, Flow::new(out_id, now));
+        self.flows.insert(conn, Connection::new(out_id, now));
         self.out.stats.flows_opened += 1;
         self.out.stats.flows_active = self.flows.len();
         self.out.event(Event::FlowOpened { flow: out_id });
@@ -446,7 +412,6 @@ impl Engine {
 
     fn remove_flow(&mut self, conn: &ConnKey, reason: CloseReason) {
         if let Some(flow) = self.flows.remove(conn) {
-            self.out.stats.flows.remove(&flow.out_id);
             self.out.stats.flows_closed += 1;
             self.out.stats.flows_active = self.flows.len();
             self.out.event(Event::FlowClosed {
@@ -456,16 +421,13 @@ impl Engine {
         }
     }
 
-    /// Copies a flow's counters into the stats snapshot and notes when it finished.
-    fn snapshot(&mut self, conn: &ConnKey, now: Duration) {
-        if let Some(flow) = self.flows.get_mut(conn) {
-            if flow.finished_at.is_none() && flow.both_finished() {
-                flow.finished_at = Some(now);
-            }
-            if let Some(s) = &flow.sender {
-                flow.stats.coding_buffer_len = s.buffered();
-            }
-            self.out.stats.flows.insert(flow.out_id, flow.stats.clone());
+    /// Notes when a flow finished (after every packet or timer that touched it).
+    fn note_finished(&mut self, conn: &ConnKey, now: Duration) {
+        if let Some(flow) = self.flows.get_mut(conn)
+            && flow.finished_at.is_none()
+            && flow.both_finished()
+        {
+            flow.finished_at = Some(now);
         }
     }
 }

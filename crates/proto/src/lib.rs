@@ -8,11 +8,12 @@ pub mod tcp;
 
 pub mod ack_policy;
 pub mod config;
+pub mod connection;
+pub mod context;
 pub mod engine;
 pub mod episode;
 pub mod event;
-pub mod flow;
-pub mod ident;
+pub mod flow_id_conversion;
 pub mod loss_tracker;
 pub mod output;
 pub mod receiver;

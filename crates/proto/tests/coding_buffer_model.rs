@@ -50,8 +50,8 @@ impl Model {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run(
+/// One generated case: the stream, the segments' shape and the buffer's limits.
+struct Case {
     isn: u32,
     n: u64,
     salt: u8,
@@ -59,8 +59,18 @@ fn run(
     opt_words: usize,
     limits: CodingBufferLimits,
     anchored: bool,
-    ops: Vec<Op>,
-) -> Result<(), TestCaseError> {
+}
+
+fn run(case: Case, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let Case {
+        isn,
+        n,
+        salt,
+        v6,
+        opt_words,
+        limits,
+        anchored,
+    } = case;
     let (sa, da): (IpAddr, IpAddr) = if v6 {
         (
             Ipv6Addr::LOCALHOST.into(),
@@ -330,7 +340,8 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..70),
     ) {
         let limits = CodingBufferLimits { max_packets, max_bytes };
-        run(isn, n, salt, v6, opt_words, limits, anchored, ops)?;
+        let case = Case { isn, n, salt, v6, opt_words, limits, anchored };
+        run(case, ops)?;
     }
 }
 

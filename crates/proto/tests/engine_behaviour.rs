@@ -366,7 +366,8 @@ fn bounded_buffers_count_drops() {
         a.handle_local(t, &p);
     }
     assert_eq!(a.stats().coding_buffer_drops, 2);
-    let fs = a.stats().flows.values().next().unwrap();
+    let stats = a.stats();
+    let fs = stats.flows.values().next().unwrap();
     assert_eq!(fs.coding_buffer_len, 4);
     // A second connection does not fit: forwarded uncoded and counted.
     let other = tcpnc_proto::tcp::FlowKey::new(

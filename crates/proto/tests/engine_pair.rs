@@ -51,13 +51,15 @@ proptest! {
         jitter in 0u64..30,
         seed in any::<u64>(),
     ) {
-        run_case(len, w, r_extra, systematic, seeded, loss, ack_loss, dup, jitter, seed)
-            .map_err(TestCaseError::fail)?;
+        let case = Case { len, w, r_extra, systematic, seeded, loss, ack_loss, dup, jitter, seed };
+        run_case(case).map_err(TestCaseError::fail)?;
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_case(
+/// One transfer: its length, the coding settings, the two directions' impairments and the
+/// seed.
+#[derive(Debug, Clone, Copy)]
+struct Case {
     len: usize,
     w: usize,
     r_extra: u32,
@@ -68,7 +70,21 @@ fn run_case(
     dup: f64,
     jitter: u64,
     seed: u64,
-) -> Result<(), String> {
+}
+
+fn run_case(case: Case) -> Result<(), String> {
+    let Case {
+        len,
+        w,
+        r_extra,
+        systematic,
+        seeded,
+        loss,
+        ack_loss,
+        dup,
+        jitter,
+        seed,
+    } = case;
     let cfg = config(w, 1.0 + f64::from(r_extra) / 100.0, systematic, seeded);
     let fwd = ChannelParams {
         loss,
@@ -106,18 +122,18 @@ fn run_case(
 /// ran out must still be delivered when the local TCP asks for it).
 #[test]
 fn regression_low_redundancy_high_loss() {
-    run_case(
-        121_529,
-        7,
-        3,
-        false,
-        false,
-        0.0666,
-        0.1137,
-        0.0155,
-        15,
-        39_817_606_645_558_566,
-    )
+    run_case(Case {
+        len: 121_529,
+        w: 7,
+        r_extra: 3,
+        systematic: false,
+        seeded: false,
+        loss: 0.0666,
+        ack_loss: 0.1137,
+        dup: 0.0155,
+        jitter: 15,
+        seed: 39_817_606_645_558_566,
+    })
     .unwrap();
 }
 
@@ -179,17 +195,17 @@ fn coding_masks_random_loss() {
 /// Regression: systematic mode, the FIN's segment delivered before the last data (out of order).
 #[test]
 fn regression_fin_delivered_out_of_order() {
-    run_case(
-        14_464,
-        4,
-        28,
-        true,
-        false,
-        0.014459090953601197,
-        0.0,
-        0.0,
-        1,
-        2_340_959_177_375_803_770,
-    )
+    run_case(Case {
+        len: 14_464,
+        w: 4,
+        r_extra: 28,
+        systematic: true,
+        seeded: false,
+        loss: 0.014459090953601197,
+        ack_loss: 0.0,
+        dup: 0.0,
+        jitter: 1,
+        seed: 2_340_959_177_375_803_770,
+    })
     .unwrap();
 }

@@ -33,7 +33,7 @@ impl NcBox {
     }
 
     /// The engine's counters.
-    pub fn stats(&self) -> &EngineStats {
+    pub fn stats(&self) -> EngineStats {
         self.engine.stats()
     }
 }

@@ -1,0 +1,258 @@
+//! Delivery of decoded segments to the local TCP (Sundararajan et al. §IV-B, §IV-C): each
+//! decoded symbol is rebuilt into the original TCP segment and delivered; the local TCP's ACKs
+//! confirm delivery, an unconfirmed segment is delivered again after the redelivery timeout, and
+//! the prefix that is below Base and confirmed leaves the decoder.
+
+use std::time::Duration;
+
+use super::{Delivery, ReceiverHalf, Symbol};
+use crate::config::EngineConfig;
+use crate::context::Context;
+use crate::event::{DropReason, Event};
+use crate::tcp::{
+    FlowKey, IpParams, Subheader, TcpError, TcpFlags, rebuild_packet, seq_add, seq_lt,
+};
+
+/// A decoded symbol rebuilt into the TCP segment the peer's TCP sent.
+struct Rebuilt {
+    /// The IP packet for the local TCP.
+    packet: Vec<u8>,
+    /// It carries FIN.
+    fin: bool,
+    /// Its payload length.
+    payload_len: usize,
+}
+
+/// Rebuilds the segment of a decoded symbol spanning `range` (§IV-B: padding removed, ports
+/// from `key`, header and checksum untouched); the IP identification is taken from
+/// `ip_ident`, advanced only once the subheader is known good.
+fn rebuild(
+    key: &FlowKey,
+    ip_ident: &mut u16,
+    bytes: &[u8],
+    range: tcpnc_wire::SeqRange,
+) -> Result<Rebuilt, TcpError> {
+    let s = Subheader::parse(bytes)?;
+    let len = s.unpadded_len(range.start, range.end)?;
+    let fin = s.flags().contains(TcpFlags::FIN);
+    *ip_ident = ip_ident.wrapping_add(1);
+    let ip = IpParams {
+        ident: *ip_ident,
+        ..IpParams::default()
+    };
+    Ok(Rebuilt {
+        packet: rebuild_packet(key, &bytes[..len], &ip)?,
+        fin,
+        payload_len: len - s.header_len(),
+    })
+}
+
+/// Redelivery timeout after `attempts` redeliveries: doubled each time (at most 64×).
+fn backoff(timeout: Duration, attempts: u32) -> Duration {
+    timeout * (1u32 << attempts.min(6))
+}
+
+impl ReceiverHalf {
+    /// Delivers every newly decoded symbol to the local TCP, then advances the in-order
+    /// delivery frontier.
+    pub(super) fn deliver_decoded(&mut self, cx: &mut Context<'_>) {
+        let Some(decoder) = self.decoder.as_mut() else {
+            return;
+        };
+        while let Some((index, bytes)) = decoder.poll_decoded() {
+            let Some(sym) = self.symbols.get_mut(&index) else {
+                continue;
+            };
+            if sym.delivery != Delivery::Pending {
+                continue;
+            }
+            let rebuilt = rebuild(&self.deliver_key, &mut self.ip_ident, bytes, sym.range);
+            match rebuilt {
+                Ok(r) => {
+                    if r.fin {
+                        self.fin_seq = Some(sym.range.end);
+                    }
+                    let flow = Some(self.data_flow.reversed());
+                    deliver_first(cx, sym, r, self.local_ack, flow);
+                }
+                Err(_) => {
+                    cx.out.stats.rebuild_errors += 1;
+                    cx.out.event(Event::Dropped {
+                        flow: Some(self.data_flow.reversed()),
+                        reason: DropReason::Rebuild,
+                    });
+                    sym.delivery = Delivery::Confirmed;
+                }
+            }
+        }
+        while let Some(sym) = self.symbols.get(&self.frontier_index) {
+            if sym.delivery == Delivery::Pending {
+                break;
+            }
+            self.frontier_seq = Some(seq_add(sym.range.end, 1));
+            self.frontier_index += 1;
+        }
+    }
+
+    /// Drops from the decoder the prefix of symbols that are below Base and confirmed (§IV-C).
+    pub(super) fn try_drop(&mut self) {
+        let (Some(decoder), Some(base_seq)) = (self.decoder.as_mut(), self.base_seq) else {
+            return;
+        };
+        let mut cut = decoder.base();
+        while let Some(sym) = self.symbols.get(&cut) {
+            if sym.delivery == Delivery::Confirmed && seq_lt(sym.range.end, base_seq) {
+                self.dropped_end = Some(seq_add(sym.range.end, 1));
+                cut += 1;
+            } else {
+                break;
+            }
+        }
+        if cut > decoder.base() {
+            decoder.drop_below(cut);
+            self.symbols = self.symbols.split_off(&cut);
+            self.frontier_index = self.frontier_index.max(cut);
+        }
+    }
+
+    /// The local TCP acknowledged up to `ack` with its window right edge at `right_edge`
+    /// (its window already scaled). Confirms delivered segments; sends a window-update NC-ACK
+    /// when the window reopens from below one segment, or when a probe is pending.
+    pub fn on_local_ack(&mut self, cx: &mut Context<'_>, ack: u32, right_edge: u32) {
+        let advanced = self.local_ack.is_none_or(|a| seq_lt(a, ack));
+        if advanced {
+            self.local_ack = Some(ack);
+        }
+        self.local_right_edge = Some(right_edge);
+        for sym in self.symbols.values_mut() {
+            if matches!(sym.delivery, Delivery::Delivered { .. }) && seq_lt(sym.range.end, ack) {
+                sym.delivery = Delivery::Confirmed;
+            }
+        }
+        self.try_drop();
+        if advanced {
+            self.redeliver_at(cx, ack);
+        }
+        let Some(a) = self.ack_seq() else {
+            return;
+        };
+        let reopened = self
+            .last_window_sent
+            .is_some_and(|w| w < self.max_seg && self.window(a, cx.config) >= self.max_seg);
+        if reopened || self.probe_pending {
+            self.probe_pending = false;
+            self.send_ack(cx, false, false);
+        }
+    }
+
+    /// Earliest redelivery deadline.
+    pub fn poll_timeout(&self, cfg: &EngineConfig) -> Option<Duration> {
+        self.symbols
+            .values()
+            .filter_map(|s| match s.delivery {
+                Delivery::Delivered { last, attempts, .. }
+                    if attempts <= cfg.max_redeliveries
+                        || Some(s.range.start) == self.local_ack =>
+                {
+                    Some(last + backoff(cfg.redelivery_timeout, attempts))
+                }
+                _ => None,
+            })
+            .min()
+    }
+
+    /// Redelivers every segment whose redelivery timeout expired (§IV-C). After
+    /// `max_redeliveries` a segment is redelivered only while it is the one the local TCP's ack
+    /// asks for (the head), so a segment the NC layer acknowledged is never given up while the
+    /// local TCP still needs it.
+    pub fn on_timeout(&mut self, cx: &mut Context<'_>) {
+        let (now, cfg) = (cx.now, cx.config);
+        let flow = self.data_flow.reversed();
+        let head = self.local_ack;
+        for sym in self.symbols.values_mut() {
+            let is_head = Some(sym.range.start) == head;
+            let Delivery::Delivered {
+                packet,
+                last,
+                attempts,
+            } = &mut sym.delivery
+            else {
+                continue;
+            };
+            if (*attempts > cfg.max_redeliveries && !is_head)
+                || *last + backoff(cfg.redelivery_timeout, *attempts) > now
+            {
+                continue;
+            }
+            if *attempts == cfg.max_redeliveries && !is_head {
+                // Timer-driven redelivery stops; the segment is kept (the NC layer has
+                // acknowledged it, nobody else holds it) and is still delivered again when the
+                // local TCP's ack reaches it.
+                *attempts += 1;
+                cx.out.stats.redeliveries_abandoned += 1;
+                cx.out.event(Event::Dropped {
+                    flow: Some(flow),
+                    reason: DropReason::RedeliveryAbandoned,
+                });
+                continue;
+            }
+            *attempts = attempts.saturating_add(1);
+            *last = now;
+            cx.out.stats.redeliveries += 1;
+            cx.stats.redeliveries += 1;
+            cx.out.deliver_local(packet.clone(), Some(flow));
+        }
+        self.try_drop();
+    }
+    /// The local TCP's ack advanced to `ack`: if the segment starting there was delivered (more
+    /// than a grace time ago) but not accepted — dropped as out of order — deliver it again at
+    /// once (§IV-C). Only that one
+    /// segment: its acceptance advances the ack again, which redelivers the next, so a gap costs
+    /// one extra delivery per segment (a TCP that keeps out-of-order data jumps its ack instead).
+    fn redeliver_at(&mut self, cx: &mut Context<'_>, ack: u32) {
+        let (now, cfg) = (cx.now, cx.config);
+        // A segment handed over within the last quarter timeout is probably still queued
+        // toward the local TCP (it processes packets in order): leave it to the timer.
+        let grace = cfg.redelivery_timeout / 4;
+        let flow = self.data_flow.reversed();
+        let next = self
+            .symbols
+            .values_mut()
+            .find(|s| !seq_lt(s.range.end, ack));
+        if let Some(sym) = next
+            && sym.range.start == ack
+            && let Delivery::Delivered { packet, last, .. } = &mut sym.delivery
+            && *last + grace <= now
+        {
+            *last = now;
+            cx.out.stats.redeliveries += 1;
+            cx.stats.redeliveries += 1;
+            cx.out.deliver_local(packet.clone(), Some(flow));
+        }
+    }
+}
+
+/// First delivery of a rebuilt segment: counted and queued for the local TCP; kept for
+/// redelivery unless the local TCP's `local_ack` already covers it.
+fn deliver_first(
+    cx: &mut Context<'_>,
+    sym: &mut Symbol,
+    rebuilt: Rebuilt,
+    local_ack: Option<u32>,
+    flow: Option<tcpnc_wire::FlowId>,
+) {
+    cx.stats.segments_delivered += 1;
+    cx.stats.bytes_delivered += rebuilt.payload_len as u64;
+    cx.out.stats.segments_delivered += 1;
+    cx.out.deliver_local(rebuilt.packet.clone(), flow);
+    let already = local_ack.is_some_and(|a| seq_lt(sym.range.end, a));
+    sym.delivery = if already {
+        Delivery::Confirmed
+    } else {
+        Delivery::Delivered {
+            packet: rebuilt.packet,
+            last: cx.now,
+            attempts: 0,
+        }
+    };
+}

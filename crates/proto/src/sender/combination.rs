@@ -1,0 +1,206 @@
+//! Building the sender's DATA frames: choosing the packets of a combination (the coding window
+//! of an arrival, §III-C, or the whole buffer for a deficit repair, `repair.rs`), fitting them
+//! into the tunnel MTU, drawing the coefficients, and combining the payload through the codec's
+//! one combination routine ([`tcpnc_codec::combine`]).
+
+use tcpnc_codec::Coefficients as CodecCoefficients;
+use tcpnc_wire::{CoefficientMode, Coefficients, DataRepr, FrameRepr, RangeForm, SeqRange};
+
+use super::SenderHalf;
+use crate::coding_buffer::IndexRange;
+use crate::config::{CoefficientTransport, MAX_CODING_WINDOW};
+use crate::context::Context;
+
+/// What kind of DATA frame [`SenderHalf::emit`] builds (the REDUNDANT and FLUSH flags, and the
+/// repair counter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FrameKind {
+    /// Sets the REDUNDANT flag (every combination but an arrival's first).
+    redundant: bool,
+    /// Sets the FLUSH flag (deficit repairs).
+    flush: bool,
+    /// A deficit repair (`repair.rs`): counted and timed as one.
+    repair: bool,
+}
+
+impl SenderHalf {
+    /// Emits one DATA frame over the coding window of `arrival` (§III-C).
+    pub(super) fn send_combination(
+        &mut self,
+        cx: &mut Context<'_>,
+        arrival: u64,
+        systematic: bool,
+        redundant: bool,
+    ) {
+        let range = if systematic {
+            match self.buffer.get(arrival) {
+                Some(_) => IndexRange {
+                    first: arrival,
+                    last: arrival,
+                },
+                None => return,
+            }
+        } else {
+            match self.buffer.coding_window(arrival, cx.config.coding_window) {
+                Some(r) => r,
+                None => return,
+            }
+        };
+        let transport = (!systematic).then_some(cx.config.coefficients);
+        // The MSS clamp reserves the header of W packets of equal length (UNIFORM range form);
+        // a window holding a shorter packet before its last one needs the longer CONTIGUOUS
+        // form, so it gives up packets, farthest from the arrival first, until it fits.
+        let mut range = range;
+        let mode = cx.config.coefficients.wire_mode();
+        while range.len() > 1 && !self.fits(range, mode, cx.config.tunnel_mtu) {
+            if range.first < arrival {
+                range.first += 1;
+            } else {
+                range.last -= 1;
+            }
+        }
+        let kind = FrameKind {
+            redundant,
+            flush: false,
+            repair: false,
+        };
+        self.emit(cx, range, transport, kind);
+    }
+
+    /// Whether a combination of `range` with coefficients sent as `mode` fits `tunnel_mtu`.
+    /// Checked for every combination, so the ranges go into a reused scratch vector.
+    fn fits(&mut self, range: IndexRange, mode: CoefficientMode, tunnel_mtu: usize) -> bool {
+        let ranges = &mut self.ranges_scratch;
+        ranges.clear();
+        ranges.extend(
+            self.buffer
+                .range(range)
+                .map(|p| SeqRange::new(p.start, p.end)),
+        );
+        let header = tcpnc_wire::data_header_len(
+            ranges.len(),
+            mode,
+            self.data_flow.ip_version(),
+            RangeForm::of(ranges),
+        );
+        header + self.buffer.max_packet_len(range) <= tunnel_mtu
+    }
+
+    /// Emits one repair combination (`repair.rs`): every buffered packet from the oldest
+    /// un-ACKed one, with seeded coefficients, shrunk from the newest end until the datagram
+    /// fits the tunnel MTU.
+    pub(super) fn send_repair(&mut self, cx: &mut Context<'_>) {
+        let (Some(first), Some(last)) = (self.buffer.first_index(), self.newest_sent) else {
+            return;
+        };
+        if last < first {
+            return;
+        }
+        let mut n = (last - first + 1).min(MAX_CODING_WINDOW as u64);
+        loop {
+            let range = IndexRange {
+                first,
+                last: first + n - 1,
+            };
+            if n == 1 || self.fits(range, CoefficientMode::Seeded, cx.config.tunnel_mtu) {
+                let kind = FrameKind {
+                    redundant: true,
+                    flush: true,
+                    repair: true,
+                };
+                self.emit(cx, range, Some(CoefficientTransport::Seeded), kind);
+                return;
+            }
+            n = n.div_ceil(2);
+        }
+    }
+
+    /// Emits one DATA frame combining the packets of `range`: uncoded when `transport` is
+    /// `None` (systematic), else with random coefficients sent as `transport` says.
+    fn emit(
+        &mut self,
+        cx: &mut Context<'_>,
+        range: IndexRange,
+        transport: Option<CoefficientTransport>,
+        kind: FrameKind,
+    ) {
+        let (Some(base), Some(first)) = (self.buffer.base(), self.buffer.get(range.first)) else {
+            return;
+        };
+        let first_index = first.index;
+        let coefficients = self.draw_coefficients(cx, range, transport);
+        if !self.combine_payload(range, &coefficients) {
+            return;
+        }
+        let pid = self.next_pid;
+        let header = DataRepr {
+            redundant: kind.redundant,
+            flush: kind.flush,
+            flow: self.data_flow,
+            pid,
+            base,
+            first_index: first_index as u32,
+            ranges: self
+                .buffer
+                .range(range)
+                .map(|p| SeqRange::new(p.start, p.end))
+                .collect(),
+            coefficients,
+        };
+        self.next_pid = self.next_pid.wrapping_add(1);
+        let new_source = self.newest_sent.is_none_or(|s| range.last > s);
+        if new_source {
+            self.newest_sent = Some(range.last);
+        }
+        self.repair.on_sent(cx.now, pid, new_source, kind.repair);
+        let frame = FrameRepr::Data {
+            header,
+            payload: &self.payload,
+        };
+        if cx.out.transmit_frame(&frame) {
+            cx.out.stats.data_sent += 1;
+            cx.stats.data_sent += 1;
+            cx.stats.redundant_sent += u64::from(kind.redundant);
+            cx.stats.repairs_sent += u64::from(kind.repair);
+        }
+    }
+
+    /// The coefficients of a combination of `range`, as the header carries them: `[1]` for a
+    /// systematic packet, else non-zero random bytes from the engine's PRNG (explicit) or a
+    /// random seed expanded by [`tcpnc_codec::coefficients_from_seed`] (seeded). Explicit
+    /// coefficients are also left in `self.coefs`.
+    fn draw_coefficients(
+        &mut self,
+        cx: &mut Context<'_>,
+        range: IndexRange,
+        transport: Option<CoefficientTransport>,
+    ) -> Coefficients {
+        self.coefs.clear();
+        match transport {
+            None => {
+                self.coefs.push(1);
+                Coefficients::Systematic
+            }
+            Some(CoefficientTransport::Explicit) => {
+                self.coefs.resize(range.len() as usize, 0);
+                cx.rng.fill_nonzero(&mut self.coefs);
+                Coefficients::Explicit(self.coefs.clone())
+            }
+            Some(CoefficientTransport::Seeded) => Coefficients::Seeded(cx.rng.next_u32()),
+        }
+    }
+
+    /// Writes the combination of `range` with `coefficients` into `self.payload` through the
+    /// codec's [`tcpnc_codec::combine`] (the routine `tcpnc bench codec` measures); `false` if
+    /// the codec refused it (never for a range of buffered packets).
+    fn combine_payload(&mut self, range: IndexRange, coefficients: &Coefficients) -> bool {
+        let codec_coefficients = match coefficients {
+            Coefficients::Seeded(seed) => CodecCoefficients::Seeded(*seed),
+            Coefficients::Systematic | Coefficients::Explicit(_) => {
+                CodecCoefficients::Explicit(&self.coefs)
+            }
+        };
+        let symbols = self.buffer.range(range).map(|p| p.bytes.as_slice());
+        tcpnc_codec::combine(symbols, codec_coefficients, &mut self.payload).is_ok()
+    }
+}

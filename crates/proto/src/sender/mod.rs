@@ -1,0 +1,214 @@
+//! The sender half of a flow: the local TCP's data toward the peer (Sundararajan et al. §III).
+//!
+//! * Each data-bearing segment goes through the [`CodingBuffer`] (dedupe, split, Start/End,
+//!   §III-A); the redundancy accumulator decides how many combinations this arrival produces
+//!   (N += R, send floor(N), §II-B); each combination mixes the coding window of the packet that
+//!   arrived (§III-C) with random non-zero GF(2^8) coefficients (`combination.rs`, through
+//!   [`tcpnc_codec::combine`]). The first combination is "the new packet's" (uncoded in
+//!   systematic mode); the others carry the REDUNDANT flag (Mitsuzumi et al. §III).
+//! * Each NC-ACK from the peer removes acknowledged packets (§III-D) and becomes one ordinary TCP
+//!   ACK for the local TCP (§II-C), duplicates included (`nc_ack.rs`).
+
+mod combination;
+mod nc_ack;
+
+use std::time::Duration;
+
+use tcpnc_wire::{FlowId, SeqRange};
+
+use crate::coding_buffer::{
+    CodingBuffer, CodingBufferError, CodingBufferLimits, IndexRange, InsertOutcome,
+};
+use crate::config::{CodingScheme, EngineConfig};
+use crate::context::Context;
+use crate::episode::Episodes;
+use crate::event::{DropReason, Event};
+use crate::flow_id_conversion::flow_key;
+use crate::loss_tracker::LossEstimator;
+use crate::redundancy::RedundancyAccumulator;
+use crate::repair::{ACK_SILENCE, DeficitRepair};
+use crate::tcp::{FlowKey, TcpFlags, TcpPacket, seq_add, seq_lt};
+
+/// What a TCP ACK synthesised for the local TCP takes from the rest of its connection: the
+/// sequence number it carries (the peer's next one, known to the receiver half) and the shift
+/// its window is encoded with (the remote's window scale, RFC 7323). The connection hands it
+/// to the sender with every call that may synthesise ACKs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AckStamp {
+    /// Sequence number of the synthesised ACKs (`None`: not known yet, 0 is sent).
+    pub seq: Option<u32>,
+    /// Right shift applied to the window in bytes.
+    pub window_shift: u8,
+}
+
+/// State of the local → peer direction of one flow.
+#[derive(Debug)]
+pub struct SenderHalf {
+    /// The data direction (local → remote) as named in DATA and ACK frames.
+    data_flow: FlowId,
+    /// The reverse direction (remote → local): synthesised ACKs travel on it.
+    ack_key: FlowKey,
+    buffer: CodingBuffer,
+    acc: RedundancyAccumulator,
+    next_pid: u32,
+    loss: LossEstimator,
+    repair: DeficitRepair,
+    /// When the latest NC-ACK arrived.
+    last_ack_at: Option<Duration>,
+    /// Stalls, signals and withheld duplicates (`episode.rs`).
+    episodes: Episodes,
+    /// Repair probe: deadline and probes sent since the last NC-ACK (`repair.rs`).
+    probe: Option<(Duration, u32)>,
+    /// Index of the newest packet already included in a sent combination.
+    newest_sent: Option<u64>,
+    /// Ack number and window field of the last TCP ACK given to the local TCP.
+    last_tcp_ack: Option<(u32, u16)>,
+    /// Latest NC ack received.
+    nc_ack: Option<u32>,
+    peer_window: u32,
+    /// Seq of the local TCP's FIN once buffered.
+    fin_seq: Option<u32>,
+    payload: Vec<u8>,
+    coefs: Vec<u8>,
+    /// Scratch for the MTU fit check (`combination.rs`).
+    ranges_scratch: Vec<SeqRange>,
+    ip_ident: u16,
+    /// Largest payload of a local segment so far (the local TCP's effective MSS).
+    largest_payload: u32,
+}
+
+impl SenderHalf {
+    /// A sender for data flowing on `data_flow` (local → remote); `first_seq` is ISN + 1 when the
+    /// local TCP's SYN was seen.
+    pub fn new(data_flow: FlowId, first_seq: Option<u32>, cfg: &EngineConfig) -> Self {
+        let limits = CodingBufferLimits {
+            max_packets: cfg.limits.coding_buffer_packets,
+            max_bytes: cfg.limits.coding_buffer_bytes,
+        };
+        SenderHalf {
+            data_flow,
+            ack_key: flow_key(&data_flow.reversed()),
+            buffer: match first_seq {
+                Some(s) => CodingBuffer::with_start(s, limits),
+                None => CodingBuffer::new(limits),
+            },
+            acc: RedundancyAccumulator::new(&cfg.redundancy),
+            next_pid: 0,
+            loss: LossEstimator::new(),
+            repair: DeficitRepair::new(),
+            last_ack_at: None,
+            episodes: Episodes::new(),
+            probe: None,
+            newest_sent: None,
+            last_tcp_ack: None,
+            nc_ack: None,
+            peer_window: 0,
+            fin_seq: None,
+            payload: Vec::new(),
+            coefs: Vec::new(),
+            ranges_scratch: Vec::new(),
+            ip_ident: 0,
+            largest_payload: 0,
+        }
+    }
+
+    /// Packets in the coding buffer.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Whether the local TCP's FIN was sent and acknowledged by the peer.
+    pub fn finished(&self) -> bool {
+        matches!((self.fin_seq, self.nc_ack), (Some(f), Some(a)) if seq_lt(f, a))
+    }
+
+    /// Sequence-space probe test: a segment without payload whose seq is before the last NC ack
+    /// is a keepalive or zero-window probe (it re-sends an acknowledged byte), not an ACK.
+    pub fn is_probe(&self, seq: u32) -> bool {
+        self.nc_ack.is_some_and(|a| seq_lt(seq, a))
+    }
+
+    /// Takes one data-bearing segment (payload or FIN) from the local TCP: buffers it, then
+    /// codes every packet it touched (§III-C), unless it is a retransmission the deficit repair
+    /// already answers.
+    pub fn on_segment(&mut self, cx: &mut Context<'_>, pkt: &TcpPacket<'_>, stamp: AckStamp) {
+        let Some(outcome) = self.buffer_segment(cx, pkt) else {
+            return;
+        };
+        let Some(touched) = outcome.touched else {
+            // Entirely acknowledged already: the local TCP missed our ACK; repeat it.
+            if outcome.acked_seq > 0
+                && let Some(ack) = self.nc_ack
+            {
+                let window = self.peer_window;
+                self.synthesize(cx, ack, window, stamp);
+            }
+            return;
+        };
+        let fin_now = pkt.tcp.flags.contains(TcpFlags::FIN) && self.fin_seq.is_none();
+        if pkt.tcp.flags.contains(TcpFlags::FIN) {
+            self.fin_seq = Some(seq_add(pkt.end_seq(), u32::MAX));
+        }
+        if outcome.new_index.is_none() && !fin_now && self.repair_covers_retransmission(cx) {
+            cx.stats.retransmissions_absorbed += 1;
+            return;
+        }
+        self.code_arrivals(cx, touched);
+    }
+
+    /// Inserts a local segment into the coding buffer and counts what happened; `None` when
+    /// the buffer refused it (control segment, no sequence space, malformed).
+    fn buffer_segment(
+        &mut self,
+        cx: &mut Context<'_>,
+        pkt: &TcpPacket<'_>,
+    ) -> Option<InsertOutcome> {
+        cx.stats.segments_from_local += 1;
+        self.largest_payload = self.largest_payload.max(pkt.payload().len() as u32);
+        let outcome = match self.buffer.insert(pkt) {
+            Ok(o) => o,
+            Err(CodingBufferError::Control | CodingBufferError::NoSequenceSpace) => return None,
+            Err(_) => {
+                cx.out.stats.local_malformed += 1;
+                return None;
+            }
+        };
+        if outcome.new_index.is_some() {
+            cx.stats.packets_buffered += 1;
+        }
+        if outcome.dropped.is_some() {
+            cx.stats.coding_buffer_drops += 1;
+            cx.out.stats.coding_buffer_drops += 1;
+            cx.out.event(Event::Dropped {
+                flow: Some(self.data_flow),
+                reason: DropReason::CodingBufferFull,
+            });
+        }
+        Some(outcome)
+    }
+
+    /// A retransmission of buffered bytes while NC-ACKs flow: the deficit repair already
+    /// answers every missing DoF those ACKs report (`repair.rs`), so coding it again would only
+    /// load the path during TCP's recovery.
+    fn repair_covers_retransmission(&self, cx: &Context<'_>) -> bool {
+        cx.config.repair.repairs_deficit()
+            && self
+                .last_ack_at
+                .is_some_and(|t| cx.now.saturating_sub(t) < ACK_SILENCE)
+    }
+
+    /// Every buffered packet holding bytes of this arrival counts as arriving (§III-C: "the
+    /// packet that arrived most recently from TCP (which could be a retransmission)"). A new
+    /// segment touches one packet; a repacketised retransmission may touch several, and each
+    /// must be coded again, or a packet outside the newest one's window would never be resent
+    /// (docs/engine.md). Each arrival gets floor(N += R) combinations (§II-B).
+    fn code_arrivals(&mut self, cx: &mut Context<'_>, touched: IndexRange) {
+        for arrival in touched.iter() {
+            let count = self.acc.on_arrival();
+            for k in 0..count {
+                let systematic = k == 0 && cx.config.scheme == CodingScheme::Systematic;
+                self.send_combination(cx, arrival, systematic, k > 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The sender's answer to NC-ACKs and silence: acknowledged packets leave the coding buffer
+//! (§III-D), the loss estimate and R follow the Pid bitmaps (Ha & Tsuru §3.1), deficit repairs
+//! and the repair probe (`repair.rs`), congestion signals (`episode.rs`), and the TCP ACK
+//! synthesised for the local TCP (§II-C).
+
+use std::time::Duration;
+
+use tcpnc_wire::AckRepr;
+
+use super::{AckStamp, SenderHalf};
+use crate::context::Context;
+use crate::event::Event;
+use crate::redundancy::RedundancyPolicy;
+use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY};
+use crate::tcp::{IpParams, build_ack, seq_lt};
+
+impl SenderHalf {
+    /// Takes one NC-ACK for this direction and gives the local TCP its TCP ACK.
+    pub fn on_ack(&mut self, cx: &mut Context<'_>, ack: &AckRepr, stamp: AckStamp) {
+        cx.stats.acks_received += 1;
+        self.last_ack_at = Some(cx.now);
+        // The loss floor as known before this ACK, against which its bitmap is judged.
+        let floor = self
+            .loss
+            .floor_known()
+            .then(|| self.loss.random_loss_rate());
+        self.absorb_ack(cx, ack);
+        // (A congestion signal repeats the last ACK, so this is the same before and after it.)
+        let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
+        if cx.config.repair.repairs_deficit()
+            && self.repair_and_signal(cx, ack, floor, duplicate, stamp)
+        {
+            return;
+        }
+        self.synthesize(cx, ack.ack, ack.window, stamp);
+    }
+
+    /// Applies an NC-ACK to the coding buffer, the loss estimate, R, the NC ack and the peer's
+    /// window.
+    fn absorb_ack(&mut self, cx: &mut Context<'_>, ack: &AckRepr) {
+        self.buffer.acknowledge(ack.ack);
+        self.loss.on_ack(ack);
+        cx.stats.loss_rate_estimate_ppm = (self.loss.loss_rate() * 1e6) as u32;
+        if let RedundancyPolicy::Adaptive { .. } = cx.config.redundancy {
+            let r = cx
+                .config
+                .redundancy
+                .factor_for(self.loss.random_loss_rate());
+            self.acc.set_factor(r);
+        }
+        cx.stats.redundancy_permille = (self.acc.factor() * 1000.0).round() as u64;
+        if self.nc_ack.is_none_or(|a| seq_lt(a, ack.ack)) {
+            self.nc_ack = Some(ack.ack);
+        }
+        self.peer_window = ack.window;
+    }
+
+    /// The deficit repair's part of an NC-ACK (`repair.rs`, `episode.rs`): repairs for the
+    /// missing DoFs, the probe timer, a congestion signal when the bitmap shows more than the
+    /// random `floor`; `true` when the ACK is a duplicate withheld from the local TCP.
+    fn repair_and_signal(
+        &mut self,
+        cx: &mut Context<'_>,
+        ack: &AckRepr,
+        floor: Option<f64>,
+        duplicate: bool,
+        stamp: AckStamp,
+    ) -> bool {
+        let count = self
+            .repair
+            .on_ack(cx.now, ack, self.next_pid, self.loss.loss_rate());
+        for _ in 0..count {
+            self.send_repair(cx);
+        }
+        // While DoFs are missing, an NC-ACK silence of two round trips sends a probe.
+        self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
+            .then(|| (cx.now + self.probe_interval(0), 0));
+        let rtt = self.repair.srtt();
+        if self.episodes.congested(cx.now, rtt, ack, floor) {
+            self.episodes.signalled(cx.now, ack.pid_echo);
+            self.signal_congestion(cx, stamp);
+        }
+        if self.episodes.hold_duplicate(cx.now, rtt, duplicate) {
+            cx.stats.dup_acks_held += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Makes the local TCP reduce its window once: three duplicates of the last ACK it got (a
+    /// fast retransmit; the retransmission is absorbed while NC-ACKs flow).
+    fn signal_congestion(&mut self, cx: &mut Context<'_>, stamp: AckStamp) {
+        let Some((ack, _)) = self.last_tcp_ack else {
+            return;
+        };
+        if self.buffer.is_empty() {
+            return;
+        }
+        let window = self.peer_window;
+        for _ in 0..3 {
+            self.synthesize(cx, ack, window, stamp);
+        }
+        cx.stats.congestion_signals += 1;
+    }
+
+    /// Builds and queues a pure TCP ACK from the remote endpoint to the local TCP: ack = NC
+    /// ack, window = NC window >> the remote's window shift, seq = the remote's next sequence
+    /// number (§II-C).
+    pub(super) fn synthesize(
+        &mut self,
+        cx: &mut Context<'_>,
+        ack: u32,
+        window_bytes: u32,
+        stamp: AckStamp,
+    ) {
+        let window_bytes = window_bytes.min(self.coding_buffer_window());
+        let window = (window_bytes >> stamp.window_shift).min(65_535) as u16;
+        self.ip_ident = self.ip_ident.wrapping_add(1);
+        let ip = IpParams {
+            ident: self.ip_ident,
+            ..IpParams::default()
+        };
+        let seq = stamp.seq.unwrap_or(0);
+        let Ok(packet) = build_ack(&self.ack_key, seq, ack, window, &ip) else {
+            return;
+        };
+        if self.last_tcp_ack == Some((ack, window)) && !self.buffer.is_empty() {
+            cx.stats.dup_acks_synthesized += 1;
+            cx.out.stats.dup_acks_synthesized += 1;
+            cx.out.event(Event::LossVisible {
+                flow: self.data_flow,
+                ack,
+            });
+        }
+        self.last_tcp_ack = Some((ack, window));
+        cx.stats.tcp_acks_synthesized += 1;
+        cx.out.stats.tcp_acks_synthesized += 1;
+        cx.out.deliver_local(packet, Some(self.data_flow));
+    }
+
+    /// The most bytes beyond the ACK that the coding buffer can hold: the window given to the
+    /// local TCP never exceeds it.
+    ///
+    /// §III-D drops the newest segment when the buffer is full, and with the no-gap rule of
+    /// the coding buffer every later segment is dropped too until TCP retransmits, so nothing
+    /// reaches the receiver and TCP recovers only by a retransmission timeout. Advertising no
+    /// more than the buffer holds keeps the local TCP's flight inside it (flow control, like
+    /// the receiver-side window of §IV-D), so the buffer overflows only on repacketised or
+    /// unusually small segments. Each packet costs its payload plus at most 60 bytes of
+    /// subheader; one packet of headroom is kept.
+    fn coding_buffer_window(&self) -> u32 {
+        let limits = self.buffer.limits();
+        let mss = u64::from(self.largest_payload.max(536));
+        let by_packets = (limits.max_packets.saturating_sub(1) as u64) * mss;
+        let by_bytes = (limits.max_bytes as u64) * mss / (mss + 60);
+        by_packets.min(by_bytes).min(u64::from(u32::MAX)) as u32
+    }
+
+    /// When [`SenderHalf::on_timeout`] must run: the repair probe's deadline.
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        self.probe.map(|(deadline, _)| deadline)
+    }
+
+    /// Two combination round trips (100 ms before one is measured), doubled per probe already
+    /// sent: the NC layer's tail-loss probe, below TCP's own retransmission timeout.
+    fn probe_interval(&self, probes: u32) -> Duration {
+        let rtt = self.repair.srtt().unwrap_or(Duration::from_millis(100));
+        (rtt * 2).max(Duration::from_millis(10)) * (1 << probes.min(MAX_PROBES))
+    }
+
+    /// The repair probe (`repair.rs`): the last NC-ACK reported missing DoFs and none has
+    /// arrived for the probe interval, so the repairs sent for it (or the NC-ACKs) were lost
+    /// and, with TCP waiting for those very ACKs, nothing else would trigger a repair before
+    /// TCP's retransmission timeout. Sends the last reported N_lp again as repairs; backs off
+    /// and gives up after [`MAX_PROBES`] probes.
+    pub fn on_timeout(&mut self, cx: &mut Context<'_>) {
+        let Some((deadline, probes)) = self.probe else {
+            return;
+        };
+        if deadline > cx.now {
+            return;
+        }
+        if self.buffer.is_empty() || probes >= MAX_PROBES {
+            self.probe = None;
+            return;
+        }
+        let q = (1.0 - self.loss.random_loss_rate()).clamp(MIN_DELIVERY, 1.0);
+        let count =
+            ((f64::from(self.loss.lost_dof.max(1)) / q).ceil() as u32).min(MAX_REPAIRS_PER_ACK);
+        for _ in 0..count {
+            self.send_repair(cx);
+        }
+        cx.stats.repair_probes += 1;
+        self.probe = Some((cx.now + self.probe_interval(probes + 1), probes + 1));
+    }
+}
