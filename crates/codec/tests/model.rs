@@ -254,6 +254,54 @@ struct Packet {
     payload: Vec<u8>,
 }
 
+/// The encoder's next emission for its mode, put on the network with its coefficients.
+fn emit(encoder: &mut Encoder, window: usize, seed: u32, network: &mut Vec<Packet>) {
+    let mut out = Vec::new();
+    if let Ok(emission) = encoder.next_emission(window, seed, &mut out) {
+        let mut coefs = vec![1u8; (emission.range.end - emission.range.start) as usize];
+        if let EmissionKind::Combination { seed } = emission.kind {
+            coefficients_from_seed(seed, &mut coefs);
+        }
+        network.push(Packet {
+            first: emission.range.start,
+            coefs,
+            payload: out,
+        });
+    }
+}
+
+/// Delivers, duplicates or loses the packet at `at` (modulo the network's size); a delivered
+/// packet must get the oracle's outcome.
+fn deliver(
+    op: &Op,
+    at: usize,
+    network: &mut Vec<Packet>,
+    oracle: &mut Oracle,
+    decoder: &mut Decoder,
+) {
+    if network.is_empty() {
+        return;
+    }
+    let at = at % network.len();
+    let packet = match op {
+        Op::Duplicate(_) => network[at].clone(),
+        _ => network.swap_remove(at),
+    };
+    if matches!(op, Op::Lose(_)) {
+        return;
+    }
+    let expected = oracle.receive(packet.first, &packet.coefs, &packet.payload);
+    let receipt = decoder.receive(packet.first, &packet.coefs, &packet.payload);
+    assert_eq!(receipt.clone().map(|r| r.outcome), expected);
+    if let Ok(receipt) = receipt {
+        assert_eq!(receipt.first_unseen, decoder.first_unseen());
+        assert_eq!(
+            receipt.newly_seen.is_some(),
+            receipt.outcome == Outcome::Innovative
+        );
+    }
+}
+
 fn run(s: &Scenario) {
     let mode = if s.systematic {
         Mode::Systematic
@@ -287,19 +335,7 @@ fn run(s: &Scenario) {
                     let _ = encoder.push(&s.symbols[encoder.end_index() as usize]);
                 }
             }
-            Op::Emit { window, seed } => {
-                if let Ok(emission) = encoder.next_emission(*window, *seed, &mut out) {
-                    let mut coefs = vec![1u8; (emission.range.end - emission.range.start) as usize];
-                    if let EmissionKind::Combination { seed } = emission.kind {
-                        coefficients_from_seed(seed, &mut coefs);
-                    }
-                    network.push(Packet {
-                        first: emission.range.start,
-                        coefs,
-                        payload: out.clone(),
-                    });
-                }
-            }
+            Op::Emit { window, seed } => emit(&mut encoder, *window, *seed, &mut network),
             Op::EncodeExplicit { offset, coefs } => {
                 let first = encoder.start_index() + offset;
                 let range = first..first + coefs.len() as u64;
@@ -315,27 +351,7 @@ fn run(s: &Scenario) {
                 }
             }
             Op::Deliver(at) | Op::Duplicate(at) | Op::Lose(at) => {
-                if network.is_empty() {
-                    continue;
-                }
-                let at = at % network.len();
-                let packet = match op {
-                    Op::Duplicate(_) => network[at].clone(),
-                    _ => network.swap_remove(at),
-                };
-                if matches!(op, Op::Lose(_)) {
-                    continue;
-                }
-                let expected = oracle.receive(packet.first, &packet.coefs, &packet.payload);
-                let receipt = decoder.receive(packet.first, &packet.coefs, &packet.payload);
-                assert_eq!(receipt.clone().map(|r| r.outcome), expected);
-                if let Ok(receipt) = receipt {
-                    assert_eq!(receipt.first_unseen, decoder.first_unseen());
-                    assert_eq!(
-                        receipt.newly_seen.is_some(),
-                        receipt.outcome == Outcome::Innovative
-                    );
-                }
+                deliver(op, *at, &mut network, &mut oracle, &mut decoder);
             }
             Op::Ack { back } => {
                 encoder.drop_below(decoder.first_unseen().saturating_sub(*back));

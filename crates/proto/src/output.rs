@@ -18,7 +18,8 @@ pub struct Output {
     events: VecDeque<Event>,
     limits: Limits,
     tunnel_mtu: usize,
-    /// The counters.
+    /// The engine-wide counters (`flows` stays empty here: each connection keeps its own
+    /// counters and [`Engine::stats`](crate::Engine::stats) gathers them on demand).
     pub stats: EngineStats,
 }
 

@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use proptest::prelude::*;
 use tcpnc_proto::coding_buffer::{
-    CodingBuffer, CodingBufferError, CodingBufferLimits, DropReason, IndexRange,
+    CodingBuffer, CodingBufferError, CodingBufferLimits, DropReason, IndexRange, InsertOutcome,
 };
 use tcpnc_proto::tcp::{
     self, Endpoint, FlowKey, IpParams, SegmentFields, TcpFlags, TcpPacket, seq_diff,
@@ -61,143 +61,208 @@ struct Case {
     anchored: bool,
 }
 
+/// Running totals the buffer's own stats must match at the end.
+#[derive(Default)]
+struct Totals {
+    acked: u64,
+    dup: u64,
+    gap: u64,
+    full: u64,
+    removed: u64,
+}
+
+/// The buffer under test beside its oracle.
+struct Harness {
+    m: Model,
+    buf: CodingBuffer,
+    flow: FlowKey,
+    opts: Vec<u8>,
+    limits: CodingBufferLimits,
+    sent_next: u64,
+    totals: Totals,
+}
+
 fn run(case: Case, ops: Vec<Op>) -> Result<(), TestCaseError> {
-    let Case {
-        isn,
-        n,
-        salt,
-        v6,
-        opt_words,
-        limits,
-        anchored,
-    } = case;
-    let (sa, da): (IpAddr, IpAddr) = if v6 {
-        (
-            Ipv6Addr::LOCALHOST.into(),
-            Ipv6Addr::new(0xfd, 0, 0, 0, 0, 0, 0, 2).into(),
-        )
-    } else {
-        (
-            Ipv4Addr::new(10, 1, 2, 3).into(),
-            Ipv4Addr::new(10, 3, 2, 1).into(),
-        )
-    };
-    let flow = FlowKey::new(Endpoint::new(sa, 33333), Endpoint::new(da, 80));
-    let opts = vec![1u8; opt_words * 4];
-    let stream: Vec<u8> = (0..n).map(|i| (i as u8).wrapping_mul(151) ^ salt).collect();
-    let mut m = Model {
-        isn,
-        n,
-        stream,
-        anchor: anchored.then_some((0, 0)),
-        map: BTreeMap::new(),
-    };
-    let mut buf = if anchored {
-        CodingBuffer::with_start(isn, limits)
-    } else {
-        CodingBuffer::new(limits)
-    };
-    let mut sent_next = 0u64;
-    let (mut acked_sum, mut dup_sum, mut gap_sum, mut full_sum, mut removed_sum) =
-        (0u64, 0u64, 0u64, 0u64, 0u64);
-    let hdr = 16 + opts.len();
+    let mut h = Harness::new(&case);
     for op in ops {
         let seg = match op {
-            Op::Next(len) if sent_next <= n => {
-                let a = sent_next;
-                let b = (a + u64::from(len)).min(n + 1);
-                sent_next = b;
-                Some((a, b))
-            }
-            Op::Next(len) | Op::Retx(_, len) => {
-                let start = match op {
-                    Op::Retx(s, _) if s % 8 == 0 => u64::from(s) % (n + 1),
-                    Op::Retx(s, _) => u64::from(s) % (sent_next.min(n) + 1),
-                    _ => 0,
-                };
-                Some((start, (start + u64::from(len)).min(n + 1)))
-            }
+            Op::Next(_) | Op::Retx(..) => Some(h.segment_offsets(&op)),
             Op::Ack(x) => {
-                let x = if x % 8 == 0 {
-                    u64::from(x) % (n + 2)
-                } else {
-                    u64::from(x) % (sent_next + 2)
-                };
-                let before: Vec<_> = buf.iter().cloned().collect();
-                let out = buf.acknowledge(isn.wrapping_add(x as u32));
-                match m.anchor {
-                    None => {
-                        m.anchor = Some((x, x));
-                        prop_assert!(out.advanced && out.removed.is_none());
-                    }
-                    Some((low, high)) => {
-                        prop_assert_eq!(out.advanced, x > low);
-                        if x > low {
-                            m.anchor = Some((x, high.max(x)));
-                            prop_assert_eq!(out.beyond_buffer, x > high);
-                        }
-                        let gone: Vec<u64> = before
-                            .iter()
-                            .filter(|p| x > low && m.off(p.end) < x)
-                            .map(|p| p.index)
-                            .collect();
-                        let want = gone.first().map(|f| IndexRange {
-                            first: *f,
-                            last: *gone.last().unwrap(),
-                        });
-                        prop_assert_eq!(out.removed, want);
-                        removed_sum += gone.len() as u64;
-                    }
-                }
-                let keep_from = buf.iter().next().map(|p| m.off(p.start));
-                match keep_from {
-                    Some(k) => m.map.retain(|o, _| *o >= k),
-                    None => m.map.clear(),
-                }
+                h.ack(x)?;
                 None
             }
             Op::Window(newest, w) => {
-                let w = usize::from(w);
-                let newest = buf.first_index().unwrap_or(0) + u64::from(newest) % 20;
-                let r = buf.coding_window(newest, w);
-                match (buf.first_index(), buf.last_index()) {
-                    (Some(f), Some(l)) if w > 0 && newest <= l => {
-                        let r = r.expect("window");
-                        prop_assert!(r.first >= f && r.last <= l);
-                        prop_assert!(r.contains(newest.max(f)));
-                        prop_assert_eq!(r.len(), (w as u64).min(l - f + 1));
-                        prop_assert!(r.last == l || r.first + (w as u64) - 1 == r.last);
-                        prop_assert!(r.first == f || newest - r.first == (w as u64) - 1);
-                    }
-                    _ => prop_assert!(r.is_none()),
-                }
+                h.window(newest, w)?;
                 None
             }
         };
-        let Some((a, b)) = seg else {
-            check_invariants(&m, &buf, &flow, limits)?;
-            continue;
+        if let Some((a, b)) = seg {
+            h.insert(a, b)?;
+        }
+        check_invariants(&h.m, &h.buf, &h.flow, h.limits)?;
+    }
+    h.check_totals()
+}
+
+impl Harness {
+    fn new(case: &Case) -> Self {
+        let (sa, da): (IpAddr, IpAddr) = if case.v6 {
+            (
+                Ipv6Addr::LOCALHOST.into(),
+                Ipv6Addr::new(0xfd, 0, 0, 0, 0, 0, 0, 2).into(),
+            )
+        } else {
+            (
+                Ipv4Addr::new(10, 1, 2, 3).into(),
+                Ipv4Addr::new(10, 3, 2, 1).into(),
+            )
         };
-        // Build the segment for offsets [a, b).
+        let n = case.n;
+        let stream: Vec<u8> = (0..n)
+            .map(|i| (i as u8).wrapping_mul(151) ^ case.salt)
+            .collect();
+        Harness {
+            m: Model {
+                isn: case.isn,
+                n,
+                stream,
+                anchor: case.anchored.then_some((0, 0)),
+                map: BTreeMap::new(),
+            },
+            buf: if case.anchored {
+                CodingBuffer::with_start(case.isn, case.limits)
+            } else {
+                CodingBuffer::new(case.limits)
+            },
+            flow: FlowKey::new(Endpoint::new(sa, 33333), Endpoint::new(da, 80)),
+            opts: vec![1u8; case.opt_words * 4],
+            limits: case.limits,
+            sent_next: 0,
+            totals: Totals::default(),
+        }
+    }
+
+    /// The offsets `[a, b)` a send or retransmission covers (`n + 1` stands for the FIN).
+    fn segment_offsets(&mut self, op: &Op) -> (u64, u64) {
+        let n = self.m.n;
+        match *op {
+            Op::Next(len) if self.sent_next <= n => {
+                let a = self.sent_next;
+                let b = (a + u64::from(len)).min(n + 1);
+                self.sent_next = b;
+                (a, b)
+            }
+            Op::Next(len) | Op::Retx(_, len) => {
+                let start = match *op {
+                    Op::Retx(s, _) if s % 8 == 0 => u64::from(s) % (n + 1),
+                    Op::Retx(s, _) => u64::from(s) % (self.sent_next.min(n) + 1),
+                    _ => 0,
+                };
+                (start, (start + u64::from(len)).min(n + 1))
+            }
+            Op::Ack(_) | Op::Window(..) => unreachable!("not a segment"),
+        }
+    }
+
+    fn ack(&mut self, x: u16) -> Result<(), TestCaseError> {
+        let (m, buf) = (&mut self.m, &mut self.buf);
+        let x = if x.is_multiple_of(8) {
+            u64::from(x) % (m.n + 2)
+        } else {
+            u64::from(x) % (self.sent_next + 2)
+        };
+        let before: Vec<_> = buf.iter().cloned().collect();
+        let out = buf.acknowledge(m.isn.wrapping_add(x as u32));
+        match m.anchor {
+            None => {
+                m.anchor = Some((x, x));
+                prop_assert!(out.advanced && out.removed.is_none());
+            }
+            Some((low, high)) => {
+                prop_assert_eq!(out.advanced, x > low);
+                if x > low {
+                    m.anchor = Some((x, high.max(x)));
+                    prop_assert_eq!(out.beyond_buffer, x > high);
+                }
+                let gone: Vec<u64> = before
+                    .iter()
+                    .filter(|p| x > low && m.off(p.end) < x)
+                    .map(|p| p.index)
+                    .collect();
+                let want = gone.first().map(|f| IndexRange {
+                    first: *f,
+                    last: *gone.last().unwrap(),
+                });
+                prop_assert_eq!(out.removed, want);
+                self.totals.removed += gone.len() as u64;
+            }
+        }
+        let keep_from = buf.iter().next().map(|p| m.off(p.start));
+        match keep_from {
+            Some(k) => m.map.retain(|o, _| *o >= k),
+            None => m.map.clear(),
+        }
+        Ok(())
+    }
+
+    fn window(&mut self, newest: u16, w: u8) -> Result<(), TestCaseError> {
+        let buf = &self.buf;
+        let w = usize::from(w);
+        let newest = buf.first_index().unwrap_or(0) + u64::from(newest) % 20;
+        let r = buf.coding_window(newest, w);
+        match (buf.first_index(), buf.last_index()) {
+            (Some(f), Some(l)) if w > 0 && newest <= l => {
+                let r = r.expect("window");
+                prop_assert!(r.first >= f && r.last <= l);
+                prop_assert!(r.contains(newest.max(f)));
+                prop_assert_eq!(r.len(), (w as u64).min(l - f + 1));
+                prop_assert!(r.last == l || r.first + (w as u64) - 1 == r.last);
+                prop_assert!(r.first == f || newest - r.first == (w as u64) - 1);
+            }
+            _ => prop_assert!(r.is_none()),
+        }
+        Ok(())
+    }
+
+    /// Builds the segment for offsets `[a, b)` and inserts it, checking the outcome against
+    /// the oracle.
+    fn insert(&mut self, a: u64, b: u64) -> Result<(), TestCaseError> {
+        let n = self.m.n;
         let fin = b == n + 1;
-        let data = &m.stream[a as usize..b.min(n) as usize];
+        let data = &self.m.stream[a as usize..b.min(n) as usize];
         let mut flags = TcpFlags::ACK | TcpFlags::PSH;
         if fin {
             flags = flags | TcpFlags::FIN;
         }
         let f = SegmentFields {
-            seq: isn.wrapping_add(a as u32),
+            seq: self.m.isn.wrapping_add(a as u32),
             ack: 99,
             flags,
             window: 1000,
             urgent: 0,
         };
-        let pkt_bytes = tcp::build_segment(&flow, &f, &opts, data, &IpParams::default()).unwrap();
+        let pkt_bytes =
+            tcp::build_segment(&self.flow, &f, &self.opts, data, &IpParams::default()).unwrap();
         let pkt = TcpPacket::parse(&pkt_bytes).unwrap();
-        let (len_before, bytes_before, next_index) =
-            (buf.len(), buf.stored_bytes(), buf.next_index());
-        let out = buf.insert(&pkt).unwrap();
-        // Oracle.
+        let before = (
+            self.buf.len(),
+            self.buf.stored_bytes(),
+            self.buf.next_index(),
+        );
+        let out = self.buf.insert(&pkt).unwrap();
+        self.check_insert(a, b, before, &out)
+    }
+
+    /// The oracle's view of an insertion of `[a, b)` into a buffer that held `before` =
+    /// (packets, bytes, next index).
+    fn check_insert(
+        &mut self,
+        a: u64,
+        b: u64,
+        before: (usize, usize, u64),
+        out: &InsertOutcome,
+    ) -> Result<(), TestCaseError> {
+        let m = &mut self.m;
         let (low, high) = *m.anchor.get_or_insert((a, a));
         let buf_start = m.map.keys().next().copied().unwrap_or(low);
         let acked = (a..b).filter(|o| *o < buf_start).count() as u32;
@@ -210,12 +275,14 @@ fn run(case: Case, ops: Vec<Op>) -> Result<(), TestCaseError> {
             if a > high {
                 prop_assert_eq!(out.dropped, Some(DropReason::Gap));
                 prop_assert_eq!(out.dropped_seq, new_len);
-                gap_sum += 1;
+                self.totals.gap += 1;
             } else {
-                let payload = (b.min(n) - high.min(n)) as usize;
+                let (len_before, bytes_before, next_index) = before;
+                let payload = (b.min(m.n) - high.min(m.n)) as usize;
+                let hdr = 16 + self.opts.len();
                 let fits = len_before == 0
-                    || (len_before < limits.max_packets.max(1)
-                        && bytes_before + hdr + payload <= limits.max_bytes);
+                    || (len_before < self.limits.max_packets.max(1)
+                        && bytes_before + hdr + payload <= self.limits.max_bytes);
                 if fits {
                     prop_assert_eq!(out.dropped, None);
                     prop_assert_eq!(out.dropped_seq, 0);
@@ -228,7 +295,7 @@ fn run(case: Case, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 } else {
                     prop_assert_eq!(out.dropped, Some(DropReason::Full));
                     prop_assert_eq!(out.dropped_seq, new_len);
-                    full_sum += 1;
+                    self.totals.full += 1;
                 }
             }
         } else {
@@ -238,12 +305,17 @@ fn run(case: Case, ops: Vec<Op>) -> Result<(), TestCaseError> {
         if !accepted {
             prop_assert_eq!(out.new_index, None);
         }
-        acked_sum += u64::from(acked);
-        dup_sum += u64::from(dup);
-        // Touched = packets intersecting [a, b).
-        let hit: Vec<u64> = buf
+        self.totals.acked += u64::from(acked);
+        self.totals.dup += u64::from(dup);
+        self.check_touched(a, b, out)
+    }
+
+    /// Touched = packets intersecting `[a, b)`.
+    fn check_touched(&self, a: u64, b: u64, out: &InsertOutcome) -> Result<(), TestCaseError> {
+        let hit: Vec<u64> = self
+            .buf
             .iter()
-            .filter(|p| m.off(p.start) < b && m.off(p.end) >= a)
+            .filter(|p| self.m.off(p.start) < b && self.m.off(p.end) >= a)
             .map(|p| p.index)
             .collect();
         let want = hit.first().map(|f| IndexRange {
@@ -252,17 +324,20 @@ fn run(case: Case, ops: Vec<Op>) -> Result<(), TestCaseError> {
         });
         prop_assert_eq!(out.touched, want);
         prop_assert_eq!(out.most_recent(), want.map(|r| r.last));
-        check_invariants(&m, &buf, &flow, limits)?;
+        Ok(())
     }
-    let s = buf.stats();
-    prop_assert_eq!(s.acked_seq, acked_sum);
-    prop_assert_eq!(s.duplicate_seq, dup_sum);
-    prop_assert_eq!(s.gap_drops, gap_sum);
-    prop_assert_eq!(s.full_drops, full_sum);
-    prop_assert_eq!(s.packets_removed, removed_sum);
-    prop_assert_eq!(s.packets_created, buf.next_index());
-    prop_assert_eq!(s.packets_created - s.packets_removed, buf.len() as u64);
-    Ok(())
+
+    fn check_totals(&self) -> Result<(), TestCaseError> {
+        let (s, t, buf) = (self.buf.stats(), &self.totals, &self.buf);
+        prop_assert_eq!(s.acked_seq, t.acked);
+        prop_assert_eq!(s.duplicate_seq, t.dup);
+        prop_assert_eq!(s.gap_drops, t.gap);
+        prop_assert_eq!(s.full_drops, t.full);
+        prop_assert_eq!(s.packets_removed, t.removed);
+        prop_assert_eq!(s.packets_created, buf.next_index());
+        prop_assert_eq!(s.packets_created - s.packets_removed, buf.len() as u64);
+        Ok(())
+    }
 }
 
 fn check_invariants(

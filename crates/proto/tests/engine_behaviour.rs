@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::*;
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket, scan_options};
 use tcpnc_proto::{CloseReason, Engine, EngineConfig, Event, Limits};
@@ -104,6 +106,15 @@ fn handshake(cfg: EngineConfig) -> (Engine, Engine) {
 fn request_response_both_directions_with_fin() {
     let (mut a, mut b) = handshake(EngineConfig::default());
     let t = ms(1);
+    request_is_delivered_and_acknowledged(&mut a, &mut b, t);
+    response_is_delivered_and_acknowledged(&mut a, &mut b, t);
+    client_pure_ack_is_suppressed(&mut a, t);
+    fins_close_both_directions(&mut a, &mut b, t);
+    finished_flows_linger_then_close(&mut a, &mut b, t);
+}
+
+/// Client request (coded), delivered intact; the NC-ACK becomes the client's TCP ACK.
+fn request_is_delivered_and_acknowledged(a: &mut Engine, b: &mut Engine, t: Duration) {
     // Client request (coded).
     let req = segment(
         &client_to_server(),
@@ -115,8 +126,8 @@ fn request_response_both_directions_with_fin() {
         b"GET /",
     );
     a.handle_local(t, &req);
-    assert!(cross(&mut a, &mut b, t) >= 1);
-    let got = locals(&mut b);
+    assert!(cross(a, b, t) >= 1);
+    let got = locals(b);
     assert_eq!(got.len(), 1);
     assert_eq!(
         tcp_part(&got[0]),
@@ -125,8 +136,8 @@ fn request_response_both_directions_with_fin() {
     );
     assert!(TcpPacket::parse(&got[0]).unwrap().checksum_ok());
     // NC-ACK → TCP ACK for the client.
-    cross(&mut b, &mut a, t);
-    let acks = locals(&mut a);
+    cross(b, a, t);
+    let acks = locals(a);
     assert_eq!(acks.len(), 1);
     let p = TcpPacket::parse(&acks[0]).unwrap();
     assert!(p.checksum_ok());
@@ -136,7 +147,10 @@ fn request_response_both_directions_with_fin() {
     // Window: server's SYN-ACK window 65535 (unscaled) minus 5 bytes, shifted by the server's
     // scale (2) since both SYNs carried the option.
     assert_eq!(p.tcp.window, ((65535 - 5) >> 2) as u16);
+}
 
+/// Server response (coded), carrying its ack of the request and a scaled window.
+fn response_is_delivered_and_acknowledged(a: &mut Engine, b: &mut Engine, t: Duration) {
     // Server response (coded), carrying its ack of the request and a scaled window.
     let resp = segment(
         &server_to_client(),
@@ -148,23 +162,25 @@ fn request_response_both_directions_with_fin() {
         b"HTTP/1.1 200 OK",
     );
     b.handle_local(t, &resp);
-    cross(&mut b, &mut a, t);
-    let got = locals(&mut a);
+    cross(b, a, t);
+    let got = locals(a);
     assert_eq!(got.len(), 1);
     assert_eq!(
         tcp_part(&got[0]),
         tcp_part(&resp),
         "peer's ack field kept as sent"
     );
-    cross(&mut a, &mut b, t);
-    let acks = locals(&mut b);
+    cross(a, b, t);
+    let acks = locals(b);
     assert_eq!(acks.len(), 1);
     let p = TcpPacket::parse(&acks[0]).unwrap();
     assert_eq!((p.tcp.seq, p.tcp.ack), (C_ISN + 6, S_ISN + 1 + 15));
     // Client's right edge: its last ack (S+1) + 30000 << 1 (its scale); minus the 15 bytes
     // acknowledged since, >> 1 for the server (the client's scale applies to it).
     assert_eq!(p.tcp.window, ((60000 - 15) >> 1) as u16);
+}
 
+fn client_pure_ack_is_suppressed(a: &mut Engine, t: Duration) {
     // Client's pure ACK of the response is suppressed now that coded data flowed.
     let cack = segment(
         &client_to_server(),
@@ -178,7 +194,9 @@ fn request_response_both_directions_with_fin() {
     a.handle_local(t, &cack);
     assert_eq!(a.poll_transmit(), None);
     assert_eq!(a.stats().pure_acks_suppressed, 1);
+}
 
+fn fins_close_both_directions(a: &mut Engine, b: &mut Engine, t: Duration) {
     // FIN both ways, each coded (one sequence number).
     let cfin = segment(
         &client_to_server(),
@@ -190,16 +208,13 @@ fn request_response_both_directions_with_fin() {
         &[],
     );
     a.handle_local(t, &cfin);
-    cross(&mut a, &mut b, t);
+    cross(a, b, t);
     assert_eq!(
-        locals(&mut b)
-            .iter()
-            .map(|p| tcp_part(p))
-            .collect::<Vec<_>>(),
+        locals(b).iter().map(|p| tcp_part(p)).collect::<Vec<_>>(),
         vec![tcp_part(&cfin)]
     );
-    cross(&mut b, &mut a, t);
-    let p = TcpPacket::parse(&locals(&mut a)[0]).unwrap().tcp;
+    cross(b, a, t);
+    let p = TcpPacket::parse(&locals(a)[0]).unwrap().tcp;
     assert_eq!(p.ack, C_ISN + 7, "FIN acknowledged");
     let sfin = segment(
         &server_to_client(),
@@ -211,8 +226,8 @@ fn request_response_both_directions_with_fin() {
         &[],
     );
     b.handle_local(t, &sfin);
-    cross(&mut b, &mut a, t);
-    assert_eq!(locals(&mut a).len(), 1);
+    cross(b, a, t);
+    assert_eq!(locals(a).len(), 1);
     // Client's last ACK (suppressed) confirms delivery of the server's FIN.
     let last = segment(
         &client_to_server(),
@@ -224,13 +239,16 @@ fn request_response_both_directions_with_fin() {
         &[],
     );
     a.handle_local(t, &last);
-    cross(&mut a, &mut b, t);
-    let p = TcpPacket::parse(&locals(&mut b)[0]).unwrap().tcp;
+    cross(a, b, t);
+    let p = TcpPacket::parse(&locals(b)[0]).unwrap().tcp;
     assert_eq!(p.ack, S_ISN + 17);
+}
+
+fn finished_flows_linger_then_close(a: &mut Engine, b: &mut Engine, t: Duration) {
     // The server's engine saw the server's ACK of the client FIN in its FIN segment; both
     // directions are finished on both engines: they linger, then close.
     let linger = a.config().closed_linger;
-    for e in [&mut a, &mut b] {
+    for e in [a, b] {
         let deadline = e.poll_timeout().unwrap();
         assert!(deadline <= t + linger);
         e.handle_timeout(t + linger);

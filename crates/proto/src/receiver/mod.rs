@@ -2,7 +2,7 @@
 //!
 //! * Every DATA frame is Gauss-Jordan eliminated ([`Decoder`]); the Start/End of every symbol
 //!   index it names is recorded, so that the first unseen index maps to a byte (§IV-A).
-//! * NC-ACKs per [`AckPolicy`]: ack = first byte of the first unseen packet; window =
+//! * NC-ACKs per [`AckPolicy`](crate::AckPolicy): ack = first byte of the first unseen packet; window =
 //!   min(local TCP's right edge, decoding-buffer space) − ack (§IV-D); Pid echo, loss bitmap
 //!   and N_lp filled in (Ha & Tsuru §3.1, Karafillis et al. §II).
 //! * Decoded symbols are rebuilt into the original TCP segment (ports back, padding removed,

@@ -3,7 +3,7 @@
 //! TCP").
 
 use super::TcpError;
-use super::flow::FlowKey;
+use super::flow_key::FlowKey;
 use super::ip::{IpParams, ip_header_len, write_ip_header};
 use super::segment::{TCP_HEADER_MAX, TCP_HEADER_MIN, TcpFlags};
 use super::subheader::subheader_checksum;

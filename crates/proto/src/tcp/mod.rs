@@ -7,14 +7,14 @@
 //! * [`seq`]: wrapping sequence comparisons; all TCP seq/ack comparisons use them.
 //! * [`checksum`]: RFC 1071 sum, pseudo-header, RFC 1624 incremental update.
 //! * [`ip`] / [`segment`]: [`TcpPacket::parse`] over IPv4/IPv6.
-//! * [`flow`]: [`FlowKey`] (directed) and [`ConnKey`] + [`Direction`] (normalised).
+//! * [`flow_key`]: [`FlowKey`] (directed) and [`ConnKey`] + [`Direction`] (normalised).
 //! * [`subheader`]: [`Subheader`], [`rebuild_packet`], [`trim`].
 //! * [`options`]: [`rewrite_syn`], [`scan_options`], [`effective_window_shift`].
 //! * [`build`]: [`build_ack`], [`build_segment`].
 
 pub mod build;
 pub mod checksum;
-pub mod flow;
+pub mod flow_key;
 pub mod ip;
 pub mod options;
 pub mod segment;
@@ -26,7 +26,7 @@ pub use checksum::{
     IPPROTO_TCP, Sum, checksum_update_block, checksum_update_u16, checksum_update_u32,
     internet_checksum, pseudo_header_sum, tcp_checksum, verify_tcp_checksum,
 };
-pub use flow::{ConnKey, Direction, Endpoint, FlowKey};
+pub use flow_key::{ConnKey, Direction, Endpoint, FlowKey};
 pub use ip::{DEFAULT_TTL, IpMeta, IpParams, ip_header_len};
 pub use options::{
     OptionSummary, SynPolicy, SynRewrite, effective_window_shift, rewrite_syn, scan_options,

@@ -5,7 +5,7 @@ use std::ops::BitOr;
 
 use super::TcpError;
 use super::checksum::verify_tcp_checksum;
-use super::flow::{Endpoint, FlowKey};
+use super::flow_key::{Endpoint, FlowKey};
 use super::ip::{IpMeta, parse_ip};
 use super::seq::seq_add;
 

@@ -16,7 +16,7 @@ use std::net::IpAddr;
 
 use super::TcpError;
 use super::checksum::{IPPROTO_TCP, pseudo_header_sum};
-use super::flow::FlowKey;
+use super::flow_key::FlowKey;
 use super::ip::{IpParams, ip_header_len, write_ip_header};
 use super::segment::{TcpFlags, TcpPacket};
 use super::seq::{seq_add, seq_diff, seq_gt, seq_le};
