@@ -20,8 +20,10 @@ pub mod receiver;
 pub mod redundancy;
 pub mod repair;
 pub mod rng;
+pub mod seam;
 pub mod sender;
 pub mod stats;
+pub mod testing;
 #[cfg(test)]
 mod test_util;
 
@@ -31,5 +33,6 @@ pub use engine::Engine;
 pub use event::{CloseReason, DropReason, Event};
 pub use hooks::{AckHoldPolicy, RepairPolicy, WindowPolicy};
 pub use redundancy::RedundancyPolicy;
+pub use seam::{Counters, PassThrough, Seam};
 pub use stats::{EngineStats, FlowStats};
 pub use tcpnc_wire::FlowId;
