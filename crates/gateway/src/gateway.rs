@@ -12,12 +12,15 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::cidr::{PrefixTable, packet_destination};
+use crate::cidr::PrefixTable;
 use crate::config::{Mode, Peer};
-use crate::engine::PeerEngine;
 use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
-use crate::stats::{GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot};
+use crate::ip_header::packet_destination;
+use crate::peer_engine::PeerEngine;
+use crate::stats::{
+    GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
+};
 
 /// How often reader threads and the owner look at the shutdown flag.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -48,7 +51,7 @@ enum Input {
 
 struct PeerSlot {
     peer: Peer,
-    engine: Box<dyn PeerEngine>,
+    engine: PeerEngine,
     counters: PeerCounters,
     next_keepalive: Option<Duration>,
 }
@@ -72,7 +75,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         opts: GatewayOptions,
         tun: T,
         udp: U,
-        peers: Vec<(Peer, Box<dyn PeerEngine>)>,
+        peers: Vec<(Peer, PeerEngine)>,
     ) -> Self {
         let mut routes = PrefixTable::new();
         let mut by_endpoint = HashMap::new();
@@ -159,7 +162,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                     endpoint: s.peer.endpoint.to_string(),
                     allowed_ips: s.peer.allowed_ips.iter().map(|c| c.to_string()).collect(),
                     counters: s.counters,
-                    engine: s.engine.stats_json(),
+                    engine: counters_json(&s.engine.counters()),
                 })
                 .collect(),
         }
@@ -262,7 +265,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                     Some(&i) => {
                         let slot = &mut self.peers[i];
                         slot.counters.datagrams_rx += 1;
-                        slot.engine.handle_datagram(now, &datagram);
+                        slot.engine.handle_remote(now, &datagram);
                     }
                     None => self.counters.unknown_source_drops += 1,
                 }
@@ -292,7 +295,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     fn flush(&mut self) {
         for slot in &mut self.peers {
-            while let Some(d) = slot.engine.poll_transmit() {
+            while let Some(d) = slot.engine.poll_remote() {
                 match self.udp.send_to(&d, slot.peer.endpoint) {
                     Ok(()) => {
                         self.counters.udp_tx_datagrams += 1;
@@ -319,7 +322,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 }
             }
             while let Some(ev) = slot.engine.poll_event() {
-                tracing::info!(peer = %slot.peer.name, "{ev}");
+                tracing::info!(peer = %slot.peer.name, "{ev:?}");
             }
         }
     }

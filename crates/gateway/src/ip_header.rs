@@ -1,49 +1,50 @@
-//! Flow identity (protocol + addresses + ports) parsed from an IP packet, for counters.
+//! The gateway's one reader of IP headers of any protocol: destination (routing), claimed
+//! length and flow (the pass-through engine's checks and counters).
+//!
+//! `tcpnc_proto::tcp` parses TCP packets only (its `parse_ip` is crate-private and refuses
+//! other protocols), while the gateway also routes and counts UDP, ICMP and the rest; this
+//! module is the protocol-agnostic remainder, built on proto's header-length constants.
+//! IPv6 extension headers are not walked: the first next-header value is taken as the protocol.
 
-use std::fmt;
 use std::net::IpAddr;
 
-/// A 5-tuple. Ports are zero for protocols without ports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FlowKey {
-    /// IP protocol number (6 = TCP, 17 = UDP, 1 = ICMP, ...).
-    pub protocol: u8,
-    /// Source address.
-    pub src: IpAddr,
-    /// Destination address.
-    pub dst: IpAddr,
-    /// Source port.
-    pub src_port: u16,
-    /// Destination port.
-    pub dst_port: u16,
+use tcpnc_proto::seam::{FlowTuple, PacketFacts};
+use tcpnc_proto::tcp::ip::{IPV4_HEADER_LEN, IPV6_HEADER_LEN};
+
+/// The facts of an IPv4 or IPv6 header the gateway uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpHeader {
+    /// Length the header claims (IPv4 total length; 40 + IPv6 payload length).
+    pub claimed_len: usize,
+    /// Protocol, addresses and (for TCP, UDP, SCTP) ports.
+    pub flow: FlowTuple,
 }
 
-impl FlowKey {
-    /// Parses the 5-tuple of an IPv4 or IPv6 packet (IPv6 extension headers are not walked:
-    /// the first next-header value is taken as the protocol).
-    pub fn parse(packet: &[u8]) -> Option<FlowKey> {
-        let (protocol, src, dst, l4) = match packet.first()? >> 4 {
-            4 if packet.len() >= 20 => {
+impl IpHeader {
+    /// Reads the header of an IPv4 or IPv6 packet; `None` for anything else or a packet
+    /// shorter than its fixed header.
+    pub fn read(packet: &[u8]) -> Option<IpHeader> {
+        let (claimed_len, protocol, src, dst, l4) = match packet.first()? >> 4 {
+            4 if packet.len() >= IPV4_HEADER_LEN => {
                 let ihl = usize::from(packet[0] & 0x0f) * 4;
                 let src: [u8; 4] = packet[12..16].try_into().ok()?;
                 let dst: [u8; 4] = packet[16..20].try_into().ok()?;
                 let frag_offset = u16::from_be_bytes([packet[6], packet[7]]) & 0x1fff;
-                let l4 = if ihl >= 20 && frag_offset == 0 {
+                let l4 = if ihl >= IPV4_HEADER_LEN && frag_offset == 0 {
                     packet.get(ihl..).unwrap_or(&[])
                 } else {
                     &[]
                 };
-                (packet[9], IpAddr::from(src), IpAddr::from(dst), l4)
+                let total = usize::from(u16::from_be_bytes([packet[2], packet[3]]));
+                (total, packet[9], IpAddr::from(src), IpAddr::from(dst), l4)
             }
-            6 if packet.len() >= 40 => {
+            6 if packet.len() >= IPV6_HEADER_LEN => {
                 let src: [u8; 16] = packet[8..24].try_into().ok()?;
                 let dst: [u8; 16] = packet[24..40].try_into().ok()?;
-                (
-                    packet[6],
-                    IpAddr::from(src),
-                    IpAddr::from(dst),
-                    &packet[40..],
-                )
+                let payload = usize::from(u16::from_be_bytes([packet[4], packet[5]]));
+                let l4 = &packet[IPV6_HEADER_LEN..];
+                let (src, dst) = (IpAddr::from(src), IpAddr::from(dst));
+                (IPV6_HEADER_LEN + payload, packet[6], src, dst, l4)
             }
             _ => return None,
         };
@@ -54,47 +55,28 @@ impl FlowKey {
             ),
             _ => (0, 0),
         };
-        Some(FlowKey {
+        let flow = FlowTuple {
             protocol,
             src,
             dst,
             src_port,
             dst_port,
-        })
-    }
-
-    /// The same flow seen from the other end.
-    pub fn reversed(self) -> FlowKey {
-        FlowKey {
-            protocol: self.protocol,
-            src: self.dst,
-            dst: self.src,
-            src_port: self.dst_port,
-            dst_port: self.src_port,
-        }
+        };
+        Some(IpHeader { claimed_len, flow })
     }
 }
 
-impl fmt::Display for FlowKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let proto = match self.protocol {
-            6 => "tcp".to_string(),
-            17 => "udp".to_string(),
-            1 => "icmp".to_string(),
-            58 => "icmpv6".to_string(),
-            n => format!("proto{n}"),
-        };
-        let addr = |ip: IpAddr, port: u16| match ip {
-            IpAddr::V4(a) => format!("{a}:{port}"),
-            IpAddr::V6(a) => format!("[{a}]:{port}"),
-        };
-        write!(
-            f,
-            "{proto} {} -> {}",
-            addr(self.src, self.src_port),
-            addr(self.dst, self.dst_port)
-        )
-    }
+/// The destination address of an IPv4 or IPv6 packet (for routing by allowed_ips).
+pub fn packet_destination(packet: &[u8]) -> Option<IpAddr> {
+    IpHeader::read(packet).map(|h| h.flow.dst)
+}
+
+/// [`IpHeader::read`] as the pass-through engine's [`tcpnc_proto::seam::Inspector`].
+pub fn inspect(packet: &[u8]) -> Option<PacketFacts> {
+    IpHeader::read(packet).map(|h| PacketFacts {
+        claimed_len: h.claimed_len,
+        flow: Some(h.flow),
+    })
 }
 
 #[cfg(test)]
@@ -121,7 +103,7 @@ pub(crate) mod tests {
     #[test]
     fn parses_udp_v4() {
         let p = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1234, 53, b"q");
-        let k = FlowKey::parse(&p).unwrap();
+        let k = IpHeader::read(&p).unwrap().flow;
         assert_eq!(k.protocol, 17);
         assert_eq!((k.src_port, k.dst_port), (1234, 53));
         assert_eq!(k.to_string(), "udp 10.0.0.1:1234 -> 10.0.0.2:53");
@@ -135,10 +117,25 @@ pub(crate) mod tests {
         p[6] = 58;
         p[23] = 1;
         p[39] = 2;
-        let k = FlowKey::parse(&p).unwrap();
+        let k = IpHeader::read(&p).unwrap().flow;
         assert_eq!((k.protocol, k.src_port), (58, 0));
         assert_eq!(k.to_string(), "icmpv6 [::1]:0 -> [::2]:0");
-        assert!(FlowKey::parse(&p[..30]).is_none());
-        assert!(FlowKey::parse(&[0x45; 10]).is_none());
+        assert!(IpHeader::read(&p[..30]).is_none());
+        assert!(IpHeader::read(&[0x45; 10]).is_none());
+    }
+
+    #[test]
+    fn destinations() {
+        let mut v4 = [0u8; 20];
+        v4[0] = 0x45;
+        v4[16..20].copy_from_slice(&[10, 0, 0, 2]);
+        assert_eq!(packet_destination(&v4), Some("10.0.0.2".parse().unwrap()));
+        let mut v6 = [0u8; 40];
+        v6[0] = 0x60;
+        v6[39] = 1;
+        assert_eq!(packet_destination(&v6), Some("::1".parse().unwrap()));
+        assert_eq!(packet_destination(&v4[..10]), None);
+        assert_eq!(packet_destination(&[]), None);
+        assert_eq!(packet_destination(&[0x10; 40]), None);
     }
 }

@@ -4,8 +4,9 @@
 //!   the key and the reason.
 //! * [`io`]: the [`io::Tun`] / [`io::Udp`] seams and in-memory fakes; [`sys`]: the real TUN
 //!   (tun-rs), UDP sockets and routes.
-//! * [`engine`]: the [`engine::PeerEngine`] contract the loop drives (the sans-IO TCP/NC
-//!   engine implements it) and the uncoded [`engine::PassThrough`] engine.
+//! * [`peer_engine`]: the per-peer engine the loop drives, a [`tcpnc_proto::seam::Seam`]
+//!   element: the TCP/NC engine or the uncoded tagged pass-through.
+//! * [`ip_header`]: the one reader of IP headers of any protocol (routing, pass-through).
 //! * [`gateway`]: the event loop (reader threads + one owner thread), routing by
 //!   allowed_ips (longest prefix), peers by endpoint, counters.
 //! * [`up`]: `tcpnc up` assembled from the above on real devices.
@@ -14,12 +15,11 @@
 
 pub mod cidr;
 pub mod config;
-pub mod engine;
 pub mod error;
-pub mod flow;
 pub mod gateway;
 pub mod io;
-pub mod proto_engine;
+pub mod ip_header;
+pub mod peer_engine;
 pub mod relay;
 pub mod shutdown;
 pub mod stats;

@@ -7,7 +7,7 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tcpnc_gateway::config::Config;
-use tcpnc_gateway::engine::{PassThrough, PeerEngine};
+use tcpnc_gateway::peer_engine::{PeerEngine, pass_through};
 use tcpnc_gateway::io::{FakeNet, FakeTunHandle, FakeUdp, Udp, fake_tun};
 use tcpnc_gateway::relay::{Relay, RelayOptions};
 use tcpnc_gateway::stats::{Snapshot, read_snapshot};
@@ -35,12 +35,12 @@ fn config(addr: &str, listen: SocketAddr, peer: SocketAddr, allowed: &str) -> Co
     .unwrap()
 }
 
-type Engines = fn(&Config) -> Vec<Box<dyn PeerEngine>>;
+type Engines = fn(&Config) -> Vec<PeerEngine>;
 
-fn pass_through(c: &Config) -> Vec<Box<dyn PeerEngine>> {
+fn pass_throughs(c: &Config) -> Vec<PeerEngine> {
     c.peers
         .iter()
-        .map(|_| Box::new(PassThrough::new(4096)) as Box<dyn PeerEngine>)
+        .map(|_| Box::new(pass_through(4096)) as PeerEngine)
         .collect()
 }
 
@@ -98,8 +98,8 @@ fn many_flows_and_non_tcp_cross_both_ways() {
     let cb = config("10.77.0.2/24", addr(2), addr(1), r#""10.77.0.1/32""#);
     let dir = std::env::temp_dir().join(format!("tcpnc-gw-test-{}", std::process::id()));
     let stats_a = dir.join("a.json");
-    let (ga, ha) = start(&ca, ua, pass_through, Some(stats_a.clone()));
-    let (gb, hb) = start(&cb, ub, pass_through, None);
+    let (ga, ha) = start(&ca, ua, pass_throughs, Some(stats_a.clone()));
+    let (gb, hb) = start(&cb, ub, pass_throughs, None);
 
     // 64 TCP flows x 4 segments, one ICMP echo, one UDP datagram to a routed subnet.
     let mut sent = Vec::new();
@@ -183,8 +183,8 @@ fn gateways_through_a_delaying_relay() {
     // Each gateway's peer is the relay socket facing it.
     let ca = config("10.77.0.1/24", addr(11), addr(21), r#""10.77.0.2/32""#);
     let cb = config("10.77.0.2/24", addr(12), addr(22), r#""10.77.0.1/32""#);
-    let (ga, ha) = start(&ca, ua, pass_through, None);
-    let (gb, hb) = start(&cb, ub, pass_through, None);
+    let (ga, ha) = start(&ca, ua, pass_throughs, None);
+    let (gb, hb) = start(&cb, ub, pass_throughs, None);
     let p = common::tcp(A, B, 1234, 80, 0, b"through the relay");
     let t0 = Instant::now();
     ha.inject.send(p.clone()).unwrap();
@@ -205,9 +205,9 @@ fn gateways_through_a_delaying_relay() {
     assert_eq!(stats["b_to_a"]["relay"]["forwarded"], 1, "keepalive");
 }
 
-fn proto_engines(c: &Config) -> Vec<Box<dyn PeerEngine>> {
+fn proto_engines(c: &Config) -> Vec<PeerEngine> {
     (0..c.peers.len())
-        .map(|i| tcpnc_gateway::up::engine_for(c, i).unwrap())
+        .map(|i| tcpnc_gateway::peer_engine::engine_for(c, i).unwrap())
         .collect()
 }
 

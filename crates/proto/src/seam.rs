@@ -315,7 +315,8 @@ impl PassThrough {
         d.extend_from_slice(packet);
         self.to_remote.push_back(d);
         self.stats.to_peer.add(packet.len());
-        if let Some(key) = facts.flow {
+        // The flow of the packet as sent (cut to its claimed length).
+        if let Some(key) = inspect(packet).and_then(|f| f.flow) {
             self.count_flow(key, true, packet.len());
         }
     }
