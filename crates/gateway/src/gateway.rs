@@ -71,12 +71,7 @@ pub struct Gateway<T: Tun, U: Udp> {
 
 impl<T: Tun, U: Udp> Gateway<T, U> {
     /// Assembles a gateway. Routing and endpoint tables come from the peers' config.
-    pub fn new(
-        opts: GatewayOptions,
-        tun: T,
-        udp: U,
-        peers: Vec<(Peer, PeerEngine)>,
-    ) -> Self {
+    pub fn new(opts: GatewayOptions, tun: T, udp: U, peers: Vec<(Peer, PeerEngine)>) -> Self {
         let mut routes = PrefixTable::new();
         let mut by_endpoint = HashMap::new();
         let slots = peers

@@ -3,7 +3,8 @@
 //! * [`config`]: the WireGuard-like TOML file of `tcpnc up`, validated with errors naming
 //!   the key and the reason.
 //! * [`io`]: the [`io::Tun`] / [`io::Udp`] seams and in-memory fakes; [`sys`]: the real TUN
-//!   (tun-rs), UDP sockets and routes.
+//!   (tun-rs) and routes (UDP sockets come from `tcpnc-io`, shared with the `tcpnc link` relay
+//!   of `tcpnc-relay`).
 //! * [`peer_engine`]: the per-peer engine the loop drives, a [`tcpnc_proto::seam::Seam`]
 //!   element: the TCP/NC engine or the uncoded tagged pass-through.
 //! * [`ip_header`]: the one reader of IP headers of any protocol (routing, pass-through).
@@ -11,7 +12,6 @@
 //!   allowed_ips (longest prefix), peers by endpoint, counters.
 //! * [`up`]: `tcpnc up` assembled from the above on real devices.
 //! * [`stats`]: the JSON stats snapshot and its rendering.
-//! * [`relay`]: `tcpnc link`, a real-time UDP relay through channel models.
 
 pub mod cidr;
 pub mod config;
@@ -20,7 +20,6 @@ pub mod gateway;
 pub mod io;
 pub mod ip_header;
 pub mod peer_engine;
-pub mod relay;
 pub mod shutdown;
 pub mod stats;
 pub mod sys;

@@ -7,11 +7,11 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tcpnc_gateway::config::Config;
-use tcpnc_gateway::peer_engine::{PeerEngine, pass_through};
 use tcpnc_gateway::io::{FakeNet, FakeTunHandle, FakeUdp, Udp, fake_tun};
-use tcpnc_gateway::relay::{Relay, RelayOptions};
+use tcpnc_gateway::peer_engine::{PeerEngine, pass_through};
 use tcpnc_gateway::stats::{Snapshot, read_snapshot};
 use tcpnc_gateway::{Gateway, GatewayHandle, GatewayOptions};
+use tcpnc_relay::{Relay, RelayOptions};
 
 const A: [u8; 4] = [10, 77, 0, 1];
 const B: [u8; 4] = [10, 77, 0, 2];
@@ -161,7 +161,7 @@ fn gateways_through_a_delaying_relay() {
     let ub = net.bind(addr(12), 1024).unwrap();
     let ra = net.bind(addr(21), 1024).unwrap();
     let rb = net.bind(addr(22), 1024).unwrap();
-    let mut spec = tcpnc_gateway::relay::spec::DirectionSpec::default();
+    let mut spec = tcpnc_relay::spec::DirectionSpec::default();
     spec.set("delay-ms", "20").unwrap();
     let link = spec.to_link_config().unwrap();
     let opts = RelayOptions {

@@ -23,9 +23,9 @@ pub mod rng;
 pub mod seam;
 pub mod sender;
 pub mod stats;
-pub mod testing;
 #[cfg(test)]
 mod test_util;
+pub mod testing;
 
 pub use ack_policy::{AckDecision, AckPolicy};
 pub use config::{CodingScheme, CoefficientTransport, ConfigError, EngineConfig, Limits};

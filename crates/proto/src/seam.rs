@@ -40,7 +40,10 @@ pub struct Counters {
 impl Counters {
     /// The total named `name`, if present.
     pub fn total(&self, name: &str) -> Option<u64> {
-        self.totals.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+        self.totals
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, v)| v)
     }
 }
 
@@ -464,7 +467,11 @@ mod tests {
         let mut b = PassThrough::new(Framing::Tagged(toy), 8);
         a.handle_local(Duration::ZERO, &[3, 17, 9, 99]);
         let d = a.poll_remote().unwrap();
-        assert_eq!(d, vec![PASS_THROUGH_TAG, 3, 17, 9], "cut to the claimed length");
+        assert_eq!(
+            d,
+            vec![PASS_THROUGH_TAG, 3, 17, 9],
+            "cut to the claimed length"
+        );
         b.handle_remote(Duration::ZERO, &d);
         assert_eq!(b.poll_local(), Some(vec![3, 17, 9]));
         b.handle_remote(Duration::ZERO, &[0x00, 2, 6]);

@@ -39,7 +39,8 @@ impl Hold {
 
 impl Seam for Hold {
     fn handle_local(&mut self, now: Duration, ip_packet: &[u8]) {
-        self.pending.push_back((now + self.hold, ip_packet.to_vec()));
+        self.pending
+            .push_back((now + self.hold, ip_packet.to_vec()));
     }
     fn handle_remote(&mut self, _now: Duration, datagram: &[u8]) {
         self.to_local.push_back(datagram.to_vec());

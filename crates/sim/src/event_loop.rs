@@ -47,8 +47,7 @@ pub fn run_with_boxes(
             break outcome;
         }
         established |= world.client.socket().state() == smoltcp::socket::tcp::State::Established;
-        if established && (!world.client.socket().is_open() || !world.server.socket().is_open())
-        {
+        if established && (!world.client.socket().is_open() || !world.server.socket().is_open()) {
             break SimOutcome::ConnectionClosed;
         }
         match world.next_instant(now) {
