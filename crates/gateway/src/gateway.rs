@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use tcpnc_proto::seam::{keepalive_frame, parse_keepalive};
+use tcpnc_wire::KeepaliveRepr;
+
 use crate::cidr::PrefixTable;
 use crate::config::{Mode, Peer};
 use crate::error::GatewayError;
@@ -67,6 +70,8 @@ pub struct Gateway<T: Tun, U: Udp> {
     counters: GatewayCounters,
     queue_drops: Arc<AtomicU64>,
     origin: Instant,
+    /// Nonce of the next KEEPALIVE probe.
+    next_nonce: u64,
 }
 
 impl<T: Tun, U: Udp> Gateway<T, U> {
@@ -100,6 +105,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             counters: GatewayCounters::default(),
             queue_drops: Arc::new(AtomicU64::new(0)),
             origin: Instant::now(),
+            next_nonce: first_nonce(),
         }
     }
 
@@ -107,12 +113,20 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         self.origin.elapsed()
     }
 
-    /// Sends one empty keepalive datagram to every peer; an unreachable peer is an error.
+    /// A KEEPALIVE probe frame (wire `keepalive.rs`) with a fresh nonce.
+    fn probe(&mut self) -> Vec<u8> {
+        self.next_nonce = self.next_nonce.wrapping_add(1);
+        keepalive_frame(KeepaliveRepr::probe(self.next_nonce))
+    }
+
+    /// Sends one KEEPALIVE probe to every peer; an unreachable peer is an error.
     pub fn probe_peers(&mut self) -> Result<(), GatewayError> {
         let now = self.now();
-        for slot in &mut self.peers {
+        for i in 0..self.peers.len() {
+            let probe = self.probe();
+            let slot = &mut self.peers[i];
             self.udp
-                .send_to(&[], slot.peer.endpoint)
+                .send_to(&probe, slot.peer.endpoint)
                 .map_err(|source| GatewayError::PeerUnreachable {
                     peer: slot.peer.name.clone(),
                     endpoint: slot.peer.endpoint,
@@ -256,7 +270,11 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 self.counters.udp_rx_datagrams += 1;
                 self.counters.udp_rx_bytes += datagram.len() as u64;
                 match self.by_endpoint.get(&from) {
-                    Some(_) if datagram.is_empty() => self.counters.keepalives_rx += 1,
+                    // Liveness: the engine answers probes (and reports replies).
+                    Some(&i) if parse_keepalive(&datagram).is_some() => {
+                        self.counters.keepalives_rx += 1;
+                        self.peers[i].engine.handle_remote(now, &datagram);
+                    }
                     Some(&i) => {
                         let slot = &mut self.peers[i];
                         slot.counters.datagrams_rx += 1;
@@ -272,14 +290,15 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     fn on_timers(&mut self) {
         let now = self.now();
-        for slot in &mut self.peers {
+        for i in 0..self.peers.len() {
+            let slot = &mut self.peers[i];
             if slot.engine.poll_timeout().is_some_and(|t| t <= now) {
                 slot.engine.handle_timeout(now);
             }
-            if let Some(t) = slot.next_keepalive
-                && t <= now
-            {
-                match self.udp.send_to(&[], slot.peer.endpoint) {
+            if slot.next_keepalive.is_some_and(|t| t <= now) {
+                let probe = self.probe();
+                let slot = &mut self.peers[i];
+                match self.udp.send_to(&probe, slot.peer.endpoint) {
                     Ok(()) => self.counters.keepalives_tx += 1,
                     Err(_) => self.counters.udp_send_errors += 1,
                 }
@@ -292,6 +311,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         for slot in &mut self.peers {
             while let Some(d) = slot.engine.poll_remote() {
                 match self.udp.send_to(&d, slot.peer.endpoint) {
+                    // The engine's answer to a peer's probe.
+                    Ok(()) if parse_keepalive(&d).is_some() => self.counters.keepalives_tx += 1,
                     Ok(()) => {
                         self.counters.udp_tx_datagrams += 1;
                         self.counters.udp_tx_bytes += d.len() as u64;
@@ -321,6 +342,16 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             }
         }
     }
+}
+
+/// A starting nonce that differs between runs, so a restarted gateway does not take stale
+/// replies for its own.
+fn first_nonce() -> u64 {
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ u64::from(std::process::id()) << 32
 }
 
 fn forward(tx: &SyncSender<Input>, input: Input, drops: &AtomicU64) -> bool {

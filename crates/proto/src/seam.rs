@@ -18,6 +18,8 @@ use std::fmt;
 use std::net::IpAddr;
 use std::time::Duration;
 
+use tcpnc_wire::{KeepalivePacket, KeepaliveRepr};
+
 use crate::{Engine, Event};
 
 /// One named counter.
@@ -253,6 +255,24 @@ pub struct PassThroughStats {
     pub queue_drops: u64,
     /// Packets of flows beyond [`MAX_TRACKED_FLOWS`] (counted in the totals only).
     pub untracked_flow_packets: u64,
+    /// KEEPALIVE probes answered (tagged framing only).
+    pub keepalive_replies: u64,
+    /// KEEPALIVE replies received (tagged framing only).
+    pub keepalive_replies_received: u64,
+}
+
+/// The KEEPALIVE frame (wire `keepalive.rs`) in `datagram`, if it is one.
+pub fn parse_keepalive(datagram: &[u8]) -> Option<KeepaliveRepr> {
+    KeepaliveRepr::parse(&KeepalivePacket::new_unchecked(datagram)).ok()
+}
+
+/// `repr` as a datagram.
+pub fn keepalive_frame(repr: KeepaliveRepr) -> Vec<u8> {
+    let mut buf = vec![0u8; repr.buffer_len()];
+    // `emit` fails only on a buffer shorter than `buffer_len`.
+    let emitted = repr.emit(&mut KeepalivePacket::new_unchecked(&mut buf[..]));
+    debug_assert!(emitted.is_ok());
+    buf
 }
 
 /// The element without coding: packets cross unchanged (or tagged), through bounded queues.
@@ -324,7 +344,24 @@ impl PassThrough {
         }
     }
 
+    /// Answers a KEEPALIVE probe as the coding engine does (the frame's first byte, version 1,
+    /// is never [`PASS_THROUGH_TAG`]).
+    fn keepalive(&mut self, k: KeepaliveRepr) {
+        if k.reply {
+            self.stats.keepalive_replies_received += 1;
+        } else if self.to_remote.len() >= self.queue_limit {
+            self.stats.queue_drops += 1;
+        } else {
+            self.to_remote.push_back(keepalive_frame(k.to_reply()));
+            self.stats.keepalive_replies += 1;
+        }
+    }
+
     fn remote_tagged(&mut self, inspect: Inspector, datagram: &[u8]) {
+        if let Some(k) = parse_keepalive(datagram) {
+            self.keepalive(k);
+            return;
+        }
         let Some((&PASS_THROUGH_TAG, packet)) = datagram.split_first() else {
             self.stats.malformed += 1;
             return;
@@ -407,6 +444,8 @@ impl Seam for PassThrough {
             ("not_ip", s.not_ip),
             ("queue_drops", s.queue_drops),
             ("untracked_flow_packets", s.untracked_flow_packets),
+            ("keepalive_replies", s.keepalive_replies),
+            ("keepalive_replies_received", s.keepalive_replies_received),
         ];
         let flows = self
             .flows
@@ -488,6 +527,27 @@ mod tests {
         assert_eq!(c.total("from_peer.packets"), Some(1));
         assert_eq!(c.flows.len(), 1);
         assert_eq!(c.flows[0].0, "udp 127.0.0.1:2 -> 127.0.0.1:1");
+    }
+
+    #[test]
+    fn tagged_answers_keepalive_probes() {
+        let mut a = PassThrough::new(Framing::Tagged(toy), 8);
+        let probe = keepalive_frame(KeepaliveRepr::probe(42));
+        a.handle_remote(Duration::ZERO, &probe);
+        let reply = parse_keepalive(&a.poll_remote().unwrap()).unwrap();
+        assert_eq!(reply, KeepaliveRepr::probe(42).to_reply());
+        a.handle_remote(Duration::ZERO, &keepalive_frame(reply));
+        assert_eq!(a.poll_remote(), None);
+        assert_eq!(a.stats().keepalive_replies, 1);
+        assert_eq!(a.stats().keepalive_replies_received, 1);
+        assert_eq!(a.stats().malformed, 0);
+        let mut raw = PassThrough::raw();
+        raw.handle_remote(Duration::ZERO, &probe);
+        assert_eq!(
+            raw.poll_local(),
+            Some(probe),
+            "raw framing carries anything"
+        );
     }
 
     #[test]
