@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::relay::RelayOptions;
+use crate::io_loop::RelayOptions;
 use crate::spec::{DirectionSpec, SpecError};
 
 /// A flag whose value was refused.

@@ -6,17 +6,17 @@
 //! * [`spec`]: one direction's `KEY=VALUE` settings and their [`tcpnc_link::LinkConfig`].
 //! * [`channel`]: the two link models as one [`tcpnc_proto::seam::Seam`] element.
 //! * [`core`]: the sans-IO relay: channel, peers, counters.
-//! * [`relay`]: the I/O loop over two [`tcpnc_io::Udp`] sockets (real or fake).
+//! * [`io_loop`]: the I/O loop over two [`tcpnc_io::Udp`] sockets (real or fake).
 
 pub mod args;
 pub mod channel;
 pub mod core;
 pub mod error;
-pub mod relay;
+pub mod io_loop;
 pub mod spec;
 
 pub use args::RelayArgs;
 pub use channel::Channel;
 pub use core::{DirectionCounters, RelayCore, Side};
 pub use error::RelayError;
-pub use relay::{BA_SEED_XOR, Relay, RelayOptions};
+pub use io_loop::{BA_SEED_XOR, Relay, RelayOptions};
