@@ -1,12 +1,9 @@
-//! `tcpnc link`: the path emulator, a UDP relay through seeded channel models in real time
-//! (wiring only: the arguments are `tcpnc_gateway::relay::RelayArgs`, whose doc lists which
-//! flags apply to which direction).
+//! `tcpnc link`: the path emulator, a UDP relay through seeded channel models in real time.
+//! The flags and their rules are [`tcpnc_relay::RelayArgs`].
 
 use anyhow::Result;
-use tcpnc_gateway::relay::{Relay, RelayArgs};
-
-/// Arguments of `tcpnc link`.
-pub type LinkArgs = RelayArgs;
+use tcpnc_relay::Relay;
+pub use tcpnc_relay::RelayArgs as LinkArgs;
 
 /// Runs `tcpnc link` until SIGINT/SIGTERM, then prints the counters.
 pub fn run(args: &LinkArgs) -> Result<()> {

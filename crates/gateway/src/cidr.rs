@@ -154,21 +154,6 @@ impl<T: Clone> PrefixTable<T> {
     }
 }
 
-/// The destination address of an IPv4 or IPv6 packet, if the header is long enough.
-pub fn packet_destination(packet: &[u8]) -> Option<IpAddr> {
-    match packet.first()? >> 4 {
-        4 if packet.len() >= 20 => {
-            let b: [u8; 4] = packet[16..20].try_into().ok()?;
-            Some(IpAddr::from(b))
-        }
-        6 if packet.len() >= 40 => {
-            let b: [u8; 16] = packet[24..40].try_into().ok()?;
-            Some(IpAddr::from(b))
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,20 +208,5 @@ mod tests {
         assert_eq!(t.lookup("fd12::1".parse().unwrap()), Some(&3));
         assert_eq!(t.lookup("fe80::1".parse().unwrap()), None);
         assert_eq!(t.len(), 4);
-    }
-
-    #[test]
-    fn destinations() {
-        let mut v4 = [0u8; 20];
-        v4[0] = 0x45;
-        v4[16..20].copy_from_slice(&[10, 0, 0, 2]);
-        assert_eq!(packet_destination(&v4), Some("10.0.0.2".parse().unwrap()));
-        let mut v6 = [0u8; 40];
-        v6[0] = 0x60;
-        v6[39] = 1;
-        assert_eq!(packet_destination(&v6), Some("::1".parse().unwrap()));
-        assert_eq!(packet_destination(&v4[..10]), None);
-        assert_eq!(packet_destination(&[]), None);
-        assert_eq!(packet_destination(&[0x10; 40]), None);
     }
 }

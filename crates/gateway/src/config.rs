@@ -217,7 +217,7 @@ impl Config {
         if self.coding.mode == CodingMode::Off {
             return Ok(());
         }
-        match crate::proto_engine::engine_config(self).validate() {
+        match crate::peer_engine::engine_config(self).validate() {
             Ok(()) => Ok(()),
             Err(e @ tcpnc_proto::ConfigError::TunnelMtu { .. }) => Err(ConfigError::invalid(
                 "interface.path_mtu",

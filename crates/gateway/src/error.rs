@@ -7,7 +7,7 @@ use thiserror::Error;
 
 use crate::config::ConfigError;
 
-/// Errors from starting or running a gateway or relay.
+/// Errors from starting or running a gateway.
 #[derive(Debug, Error)]
 pub enum GatewayError {
     /// The configuration is unusable.
@@ -85,6 +85,15 @@ pub enum GatewayError {
         /// The error.
         source: std::io::Error,
     },
+}
+
+impl From<tcpnc_io::BindError> for GatewayError {
+    fn from(e: tcpnc_io::BindError) -> Self {
+        match e {
+            tcpnc_io::BindError::AddrInUse(addr) => GatewayError::AddrInUse(addr),
+            tcpnc_io::BindError::Other { addr, source } => GatewayError::Bind { addr, source },
+        }
+    }
 }
 
 /// Whether an OS error means "no route to that address".

@@ -12,12 +12,18 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::cidr::{PrefixTable, packet_destination};
+use tcpnc_proto::seam::{keepalive_frame, parse_keepalive};
+use tcpnc_wire::KeepaliveRepr;
+
+use crate::cidr::PrefixTable;
 use crate::config::Peer;
-use crate::engine::PeerEngine;
 use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
-use crate::stats::{GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot};
+use crate::ip_header::packet_destination;
+use crate::peer_engine::PeerEngine;
+use crate::stats::{
+    GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
+};
 use tcpnc_proto::settings::CodingMode as Mode;
 
 /// How often reader threads and the owner look at the shutdown flag.
@@ -49,7 +55,7 @@ enum Input {
 
 struct PeerSlot {
     peer: Peer,
-    engine: Box<dyn PeerEngine>,
+    engine: PeerEngine,
     counters: PeerCounters,
     next_keepalive: Option<Duration>,
 }
@@ -65,16 +71,13 @@ pub struct Gateway<T: Tun, U: Udp> {
     counters: GatewayCounters,
     queue_drops: Arc<AtomicU64>,
     origin: Instant,
+    /// Nonce of the next KEEPALIVE probe.
+    next_nonce: u64,
 }
 
 impl<T: Tun, U: Udp> Gateway<T, U> {
     /// Assembles a gateway. Routing and endpoint tables come from the peers' config.
-    pub fn new(
-        opts: GatewayOptions,
-        tun: T,
-        udp: U,
-        peers: Vec<(Peer, Box<dyn PeerEngine>)>,
-    ) -> Self {
+    pub fn new(opts: GatewayOptions, tun: T, udp: U, peers: Vec<(Peer, PeerEngine)>) -> Self {
         let mut routes = PrefixTable::new();
         let mut by_endpoint = HashMap::new();
         let slots = peers
@@ -103,6 +106,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             counters: GatewayCounters::default(),
             queue_drops: Arc::new(AtomicU64::new(0)),
             origin: Instant::now(),
+            next_nonce: first_nonce(),
         }
     }
 
@@ -110,12 +114,20 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         self.origin.elapsed()
     }
 
-    /// Sends one empty keepalive datagram to every peer; an unreachable peer is an error.
+    /// A KEEPALIVE probe frame (wire `keepalive.rs`) with a fresh nonce.
+    fn probe(&mut self) -> Vec<u8> {
+        self.next_nonce = self.next_nonce.wrapping_add(1);
+        keepalive_frame(KeepaliveRepr::probe(self.next_nonce))
+    }
+
+    /// Sends one KEEPALIVE probe to every peer; an unreachable peer is an error.
     pub fn probe_peers(&mut self) -> Result<(), GatewayError> {
         let now = self.now();
-        for slot in &mut self.peers {
+        for i in 0..self.peers.len() {
+            let probe = self.probe();
+            let slot = &mut self.peers[i];
             self.udp
-                .send_to(&[], slot.peer.endpoint)
+                .send_to(&probe, slot.peer.endpoint)
                 .map_err(|source| GatewayError::PeerUnreachable {
                     peer: slot.peer.name.clone(),
                     endpoint: slot.peer.endpoint,
@@ -140,10 +152,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 .local_addr()
                 .map(|a| a.to_string())
                 .unwrap_or_default(),
-            mode: match self.opts.mode {
-                Mode::Nc => "nc".into(),
-                Mode::Off => "off".into(),
-            },
+            mode: self.opts.mode.name().into(),
             pid: std::process::id(),
             uptime_secs: self.now().as_secs_f64(),
             unix_time: SystemTime::now()
@@ -160,7 +169,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                     endpoint: s.peer.endpoint.to_string(),
                     allowed_ips: s.peer.allowed_ips.iter().map(|c| c.to_string()).collect(),
                     counters: s.counters,
-                    engine: s.engine.stats_json(),
+                    engine: counters_json(&s.engine.counters()),
                 })
                 .collect(),
         }
@@ -259,11 +268,15 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 self.counters.udp_rx_datagrams += 1;
                 self.counters.udp_rx_bytes += datagram.len() as u64;
                 match self.by_endpoint.get(&from) {
-                    Some(_) if datagram.is_empty() => self.counters.keepalives_rx += 1,
+                    // Liveness: the engine answers probes (and reports replies).
+                    Some(&i) if parse_keepalive(&datagram).is_some() => {
+                        self.counters.keepalives_rx += 1;
+                        self.peers[i].engine.handle_remote(now, &datagram);
+                    }
                     Some(&i) => {
                         let slot = &mut self.peers[i];
                         slot.counters.datagrams_rx += 1;
-                        slot.engine.handle_datagram(now, &datagram);
+                        slot.engine.handle_remote(now, &datagram);
                     }
                     None => self.counters.unknown_source_drops += 1,
                 }
@@ -275,14 +288,15 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     fn on_timers(&mut self) {
         let now = self.now();
-        for slot in &mut self.peers {
+        for i in 0..self.peers.len() {
+            let slot = &mut self.peers[i];
             if slot.engine.poll_timeout().is_some_and(|t| t <= now) {
                 slot.engine.handle_timeout(now);
             }
-            if let Some(t) = slot.next_keepalive
-                && t <= now
-            {
-                match self.udp.send_to(&[], slot.peer.endpoint) {
+            if slot.next_keepalive.is_some_and(|t| t <= now) {
+                let probe = self.probe();
+                let slot = &mut self.peers[i];
+                match self.udp.send_to(&probe, slot.peer.endpoint) {
                     Ok(()) => self.counters.keepalives_tx += 1,
                     Err(_) => self.counters.udp_send_errors += 1,
                 }
@@ -293,8 +307,10 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     fn flush(&mut self) {
         for slot in &mut self.peers {
-            while let Some(d) = slot.engine.poll_transmit() {
+            while let Some(d) = slot.engine.poll_remote() {
                 match self.udp.send_to(&d, slot.peer.endpoint) {
+                    // The engine's answer to a peer's probe.
+                    Ok(()) if parse_keepalive(&d).is_some() => self.counters.keepalives_tx += 1,
                     Ok(()) => {
                         self.counters.udp_tx_datagrams += 1;
                         self.counters.udp_tx_bytes += d.len() as u64;
@@ -320,10 +336,20 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 }
             }
             while let Some(ev) = slot.engine.poll_event() {
-                tracing::info!(peer = %slot.peer.name, "{ev}");
+                tracing::info!(peer = %slot.peer.name, "{ev:?}");
             }
         }
     }
+}
+
+/// A starting nonce that differs between runs, so a restarted gateway does not take stale
+/// replies for its own.
+fn first_nonce() -> u64 {
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ u64::from(std::process::id()) << 32
 }
 
 fn forward(tx: &SyncSender<Input>, input: Input, drops: &AtomicU64) -> bool {

@@ -1,16 +1,17 @@
-//! The gateway's I/O seams: [`Tun`] and [`Udp`] traits, and in-memory fakes so that
-//! gateways can be tested in one process without privileges.
+//! The gateway's I/O seams: the [`Tun`] trait here and the [`Udp`] trait of `tcpnc-io`, with
+//! in-memory fakes so that gateways can be tested in one process without privileges.
 //!
 //! Both traits take `&self` so one reader thread and the owner thread can share a device
 //! through an `Arc`. `recv` waits at most `timeout` and returns `Ok(None)` when nothing
 //! arrived, which lets reader threads notice shutdown.
 
-use std::collections::HashMap;
 use std::io;
-use std::net::SocketAddr;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
+
+pub use tcpnc_io::{FakeNet, FakeUdp, Udp};
+use tcpnc_io::{copy_out, recv_timeout};
 
 /// A TUN device: IP packets in and out.
 pub trait Tun: Send + Sync + 'static {
@@ -18,40 +19,6 @@ pub trait Tun: Send + Sync + 'static {
     fn recv(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>>;
     /// Writes one IP packet.
     fn send(&self, packet: &[u8]) -> io::Result<()>;
-}
-
-/// A UDP socket.
-pub trait Udp: Send + Sync + 'static {
-    /// Receives one datagram into `buf`, waiting at most `timeout`.
-    fn recv_from(
-        &self,
-        buf: &mut [u8],
-        timeout: Duration,
-    ) -> io::Result<Option<(usize, SocketAddr)>>;
-    /// Sends one datagram.
-    fn send_to(&self, datagram: &[u8], to: SocketAddr) -> io::Result<()>;
-    /// The bound address.
-    fn local_addr(&self) -> io::Result<SocketAddr>;
-}
-
-fn recv_timeout<T>(rx: &Mutex<Receiver<T>>, timeout: Duration) -> io::Result<Option<T>> {
-    let rx = rx
-        .lock()
-        .map_err(|_| io::Error::other("fake device lock poisoned"))?;
-    match rx.recv_timeout(timeout) {
-        Ok(v) => Ok(Some(v)),
-        Err(RecvTimeoutError::Timeout) => Ok(None),
-        Err(RecvTimeoutError::Disconnected) => Err(io::Error::new(
-            io::ErrorKind::BrokenPipe,
-            "fake device closed",
-        )),
-    }
-}
-
-fn copy_out(buf: &mut [u8], packet: &[u8]) -> usize {
-    let n = packet.len().min(buf.len());
-    buf[..n].copy_from_slice(&packet[..n]);
-    n
 }
 
 /// In-memory TUN: the gateway side of a pair made by [`fake_tun`].
@@ -93,106 +60,9 @@ impl Tun for FakeTun {
     }
 }
 
-type Mailbox = SyncSender<(Vec<u8>, SocketAddr)>;
-
-/// An in-memory UDP network: sockets bound on it exchange datagrams by address. Like UDP,
-/// a datagram to an unbound address or a full mailbox is silently lost.
-#[derive(Clone, Default)]
-pub struct FakeNet {
-    sockets: Arc<Mutex<HashMap<SocketAddr, Mailbox>>>,
-}
-
-impl FakeNet {
-    /// An empty network.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Binds a socket at `addr` with a receive buffer of `capacity` datagrams.
-    pub fn bind(&self, addr: SocketAddr, capacity: usize) -> io::Result<FakeUdp> {
-        let mut map = self
-            .sockets
-            .lock()
-            .map_err(|_| io::Error::other("fake net lock poisoned"))?;
-        if map.contains_key(&addr) {
-            return Err(io::Error::new(
-                io::ErrorKind::AddrInUse,
-                format!("{addr} already bound on the fake network"),
-            ));
-        }
-        let (tx, rx) = mpsc::sync_channel(capacity.max(1));
-        map.insert(addr, tx);
-        Ok(FakeUdp {
-            net: self.clone(),
-            addr,
-            inbound: Mutex::new(rx),
-        })
-    }
-}
-
-/// A socket on a [`FakeNet`].
-pub struct FakeUdp {
-    net: FakeNet,
-    addr: SocketAddr,
-    inbound: Mutex<Receiver<(Vec<u8>, SocketAddr)>>,
-}
-
-impl Udp for FakeUdp {
-    fn recv_from(
-        &self,
-        buf: &mut [u8],
-        timeout: Duration,
-    ) -> io::Result<Option<(usize, SocketAddr)>> {
-        Ok(recv_timeout(&self.inbound, timeout)?.map(|(d, from)| (copy_out(buf, &d), from)))
-    }
-
-    fn send_to(&self, datagram: &[u8], to: SocketAddr) -> io::Result<()> {
-        let map = self
-            .net
-            .sockets
-            .lock()
-            .map_err(|_| io::Error::other("fake net lock poisoned"))?;
-        if let Some(tx) = map.get(&to) {
-            match tx.try_send((datagram.to_vec(), self.addr)) {
-                Ok(()) | Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
-            }
-        }
-        Ok(())
-    }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        Ok(self.addr)
-    }
-}
-
-impl Drop for FakeUdp {
-    fn drop(&mut self) {
-        if let Ok(mut map) = self.net.sockets.lock() {
-            map.remove(&self.addr);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fake_net_delivers_with_source() {
-        let net = FakeNet::new();
-        let a = net.bind("127.0.0.1:1".parse().unwrap(), 4).unwrap();
-        let b = net.bind("127.0.0.1:2".parse().unwrap(), 4).unwrap();
-        assert!(net.bind("127.0.0.1:2".parse().unwrap(), 4).is_err());
-        a.send_to(b"hi", b.local_addr().unwrap()).unwrap();
-        a.send_to(b"lost", "127.0.0.1:9".parse().unwrap()).unwrap();
-        let mut buf = [0u8; 16];
-        let (n, from) = b
-            .recv_from(&mut buf, Duration::from_secs(1))
-            .unwrap()
-            .unwrap();
-        assert_eq!((&buf[..n], from), (&b"hi"[..], a.local_addr().unwrap()));
-        assert!(b.recv_from(&mut buf, Duration::ZERO).unwrap().is_none());
-    }
 
     #[test]
     fn fake_tun_round_trip() {

@@ -3,24 +3,23 @@
 //! * [`config`]: the WireGuard-like TOML file of `tcpnc up`, validated with errors naming
 //!   the key and the reason.
 //! * [`io`]: the [`io::Tun`] / [`io::Udp`] seams and in-memory fakes; [`sys`]: the real TUN
-//!   (tun-rs), UDP sockets and routes.
-//! * [`engine`]: the [`engine::PeerEngine`] contract the loop drives (the sans-IO TCP/NC
-//!   engine implements it) and the uncoded [`engine::PassThrough`] engine.
+//!   (tun-rs) and routes (UDP sockets come from `tcpnc-io`, shared with the `tcpnc link` relay
+//!   of `tcpnc-relay`).
+//! * [`peer_engine`]: the per-peer engine the loop drives, a [`tcpnc_proto::seam::Seam`]
+//!   element: the TCP/NC engine or the uncoded tagged pass-through.
+//! * [`ip_header`]: the one reader of IP headers of any protocol (routing, pass-through).
 //! * [`gateway`]: the event loop (reader threads + one owner thread), routing by
 //!   allowed_ips (longest prefix), peers by endpoint, counters.
 //! * [`up`]: `tcpnc up` assembled from the above on real devices.
 //! * [`stats`]: the JSON stats snapshot and its rendering.
-//! * [`relay`]: `tcpnc link`, a real-time UDP relay through channel models.
 
 pub mod cidr;
 pub mod config;
-pub mod engine;
 pub mod error;
-pub mod flow;
 pub mod gateway;
 pub mod io;
-pub mod proto_engine;
-pub mod relay;
+pub mod ip_header;
+pub mod peer_engine;
 pub mod shutdown;
 pub mod stats;
 pub mod sys;

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+pub use tcpnc_io::counters_json::counters_json;
 
 use crate::error::GatewayError;
 
@@ -40,9 +41,9 @@ pub struct GatewayCounters {
     pub tun_write_errors: u64,
     /// UDP sends that failed.
     pub udp_send_errors: u64,
-    /// Empty keepalive datagrams sent.
+    /// KEEPALIVE frames sent: the gateway's probes and its engines' replies.
     pub keepalives_tx: u64,
-    /// Empty keepalive datagrams received.
+    /// KEEPALIVE frames received from peers (probes and replies).
     pub keepalives_rx: u64,
 }
 

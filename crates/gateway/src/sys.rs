@@ -1,35 +1,17 @@
-//! Real OS devices: the TUN device (tun-rs), UDP sockets, routes, and privilege checks.
+//! Real OS devices: the TUN device (tun-rs), routes, and privilege checks; the real UDP socket
+//! is `tcpnc_io::SysUdp` (re-exported).
 
 use std::io;
-use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::os::fd::{AsRawFd, RawFd};
+use std::net::IpAddr;
+use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::time::Duration;
 
+pub use tcpnc_io::{SysUdp, wait_readable};
+
 use crate::cidr::Cidr;
 use crate::error::GatewayError;
-use crate::io::{Tun, Udp};
-
-/// Waits until `fd` is readable or `timeout` passes; `Ok(false)` on timeout or EINTR.
-pub fn wait_readable(fd: RawFd, timeout: Duration) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-    // SAFETY: `pfd` is a valid pollfd for the duration of the call and nfds is 1.
-    let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::Interrupted {
-            Ok(false)
-        } else {
-            Err(e)
-        };
-    }
-    Ok(r > 0)
-}
+use crate::io::Tun;
 
 /// Whether the process runs with effective uid 0.
 pub fn is_root() -> bool {
@@ -88,62 +70,6 @@ impl Tun for SysTun {
 
     fn send(&self, packet: &[u8]) -> io::Result<()> {
         self.dev.send(packet).map(|_| ())
-    }
-}
-
-/// A bound UDP socket.
-pub struct SysUdp {
-    sock: UdpSocket,
-}
-
-impl SysUdp {
-    /// Binds `addr`; [`GatewayError::AddrInUse`] when taken.
-    pub fn bind(addr: SocketAddr) -> Result<SysUdp, GatewayError> {
-        let sock = UdpSocket::bind(addr).map_err(|e| match e.kind() {
-            io::ErrorKind::AddrInUse => GatewayError::AddrInUse(addr),
-            _ => GatewayError::Bind { addr, source: e },
-        })?;
-        Ok(SysUdp { sock })
-    }
-
-    /// Wraps an already bound socket.
-    pub fn from_socket(sock: UdpSocket) -> SysUdp {
-        SysUdp { sock }
-    }
-}
-
-impl Udp for SysUdp {
-    fn recv_from(
-        &self,
-        buf: &mut [u8],
-        timeout: Duration,
-    ) -> io::Result<Option<(usize, SocketAddr)>> {
-        if !wait_readable(self.sock.as_raw_fd(), timeout)? {
-            return Ok(None);
-        }
-        match self.sock.recv_from(buf) {
-            Ok(v) => Ok(Some(v)),
-            // ICMP port unreachable from an earlier send surfaces here on Linux; not fatal.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::Interrupted
-                        | io::ErrorKind::WouldBlock
-                        | io::ErrorKind::ConnectionRefused
-                ) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    fn send_to(&self, datagram: &[u8], to: SocketAddr) -> io::Result<()> {
-        self.sock.send_to(datagram, to).map(|_| ())
-    }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.sock.local_addr()
     }
 }
 

@@ -12,12 +12,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::engine::{PassThrough, PeerEngine};
 use crate::error::GatewayError;
 use crate::gateway::{Gateway, GatewayOptions};
 use crate::stats::Snapshot;
 use crate::sys::{Routes, SysTun, SysUdp};
-use tcpnc_proto::settings::CodingMode as Mode;
 
 /// Run-time options of `tcpnc up` that are not in the config file.
 #[derive(Debug, Clone)]
@@ -35,19 +33,6 @@ impl Default for UpOptions {
             stats_interval: Duration::from_secs(1),
         }
     }
-}
-
-/// Builds the engine for peer `index` of `config`.
-///
-/// `coding.mode = "nc"` needs the TCP/NC engine (`tcpnc-proto`); `"off"` carries packets
-/// uncoded through the same tunnel.
-pub fn engine_for(config: &Config, index: usize) -> Result<Box<dyn PeerEngine>, GatewayError> {
-    crate::proto_engine::build(config, index).or_else(|e| match config.coding.mode {
-        Mode::Off => {
-            Ok(Box::new(PassThrough::new(config.interface.queue_packets)) as Box<dyn PeerEngine>)
-        }
-        Mode::Nc => Err(e),
-    })
 }
 
 /// The prefixes that need a route through the TUN: allowed_ips not already inside the
@@ -79,7 +64,7 @@ pub fn up(
     }
     let mut peers = Vec::with_capacity(config.peers.len());
     for (i, p) in config.peers.iter().enumerate() {
-        peers.push((p.clone(), engine_for(config, i)?));
+        peers.push((p.clone(), crate::peer_engine::engine_for(config, i)?));
     }
     let options = GatewayOptions {
         interface: tun.name().to_string(),

@@ -207,7 +207,7 @@ fn widest_window_fits_the_smallest_path() {
         .replace("buffer_packets = 256", "buffer_packets = 1024")
         .replace("buffer_bytes = 1048576", "buffer_bytes = 4194304");
     let c = Config::parse(&text).unwrap();
-    let engine = tcpnc_gateway::proto_engine::engine_config(&c);
+    let engine = tcpnc_gateway::peer_engine::engine_config(&c);
     assert!(engine.validate().is_ok());
     assert!(engine.mss_clamp(tcpnc_wire::IpVersion::V6) >= 64);
 }

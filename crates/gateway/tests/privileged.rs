@@ -18,6 +18,7 @@ use tcpnc_gateway::io::Tun;
 use tcpnc_gateway::sys::{SysTun, SysUdp, is_root};
 use tcpnc_gateway::up::{UpOptions, up};
 use tcpnc_gateway::{GatewayError, cidr::Cidr};
+use tcpnc_io::BindError;
 
 fn skip_reason() -> Option<&'static str> {
     if !is_root() {
@@ -127,7 +128,9 @@ fn tun_device_lifecycle() {
 fn udp_address_in_use_is_reported() {
     let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap();
-    assert!(matches!(SysUdp::bind(addr), Err(GatewayError::AddrInUse(a)) if a == addr));
+    assert!(matches!(SysUdp::bind(addr), Err(BindError::AddrInUse(a)) if a == addr));
+    let e = GatewayError::from(SysUdp::bind(addr).unwrap_err());
+    assert!(matches!(e, GatewayError::AddrInUse(a) if a == addr));
 }
 
 fn gw_config(own: &str, listen: &str, peer: &str, allowed: &str, stats: &str) -> Config {

@@ -7,11 +7,13 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tcpnc_gateway::config::Config;
-use tcpnc_gateway::engine::{PassThrough, PeerEngine};
 use tcpnc_gateway::io::{FakeNet, FakeTunHandle, FakeUdp, Udp, fake_tun};
-use tcpnc_gateway::relay::{Relay, RelayOptions};
+use tcpnc_gateway::peer_engine::{PeerEngine, pass_through};
 use tcpnc_gateway::stats::{Snapshot, read_snapshot};
 use tcpnc_gateway::{Gateway, GatewayHandle, GatewayOptions};
+use tcpnc_proto::seam::{keepalive_frame, parse_keepalive};
+use tcpnc_relay::{Relay, RelayOptions};
+use tcpnc_wire::KeepaliveRepr;
 
 const A: [u8; 4] = [10, 77, 0, 1];
 const B: [u8; 4] = [10, 77, 0, 2];
@@ -35,12 +37,12 @@ fn config(addr: &str, listen: SocketAddr, peer: SocketAddr, allowed: &str) -> Co
     .unwrap()
 }
 
-type Engines = fn(&Config) -> Vec<Box<dyn PeerEngine>>;
+type Engines = fn(&Config) -> Vec<PeerEngine>;
 
-fn pass_through(c: &Config) -> Vec<Box<dyn PeerEngine>> {
+fn pass_throughs(c: &Config) -> Vec<PeerEngine> {
     c.peers
         .iter()
-        .map(|_| Box::new(PassThrough::new(4096)) as Box<dyn PeerEngine>)
+        .map(|_| Box::new(pass_through(4096)) as PeerEngine)
         .collect()
 }
 
@@ -98,8 +100,8 @@ fn many_flows_and_non_tcp_cross_both_ways() {
     let cb = config("10.77.0.2/24", addr(2), addr(1), r#""10.77.0.1/32""#);
     let dir = std::env::temp_dir().join(format!("tcpnc-gw-test-{}", std::process::id()));
     let stats_a = dir.join("a.json");
-    let (ga, ha) = start(&ca, ua, pass_through, Some(stats_a.clone()));
-    let (gb, hb) = start(&cb, ub, pass_through, None);
+    let (ga, ha) = start(&ca, ua, pass_throughs, Some(stats_a.clone()));
+    let (gb, hb) = start(&cb, ub, pass_throughs, None);
 
     // 64 TCP flows x 4 segments, one ICMP echo, one UDP datagram to a routed subnet.
     let mut sent = Vec::new();
@@ -139,8 +141,9 @@ fn many_flows_and_non_tcp_cross_both_ways() {
     assert_eq!(sa.gateway.tun_rx_packets, sent.len() as u64 + 1);
     assert_eq!(sa.gateway.no_peer_drops, 1);
     assert_eq!(sa.gateway.unknown_source_drops, 1);
-    assert_eq!(sa.gateway.keepalives_tx, 1);
-    assert_eq!(sa.gateway.keepalives_rx, 1);
+    // A's probe and its engine's reply to B's probe; B's probe and B's reply to A's probe.
+    assert_eq!(sa.gateway.keepalives_tx, 2);
+    assert_eq!(sa.gateway.keepalives_rx, 2);
     assert_eq!(sa.peers[0].counters.datagrams_tx, sent.len() as u64);
     assert_eq!(sa.peers[0].counters.delivered_packets, 1);
     assert_eq!(sb.gateway.tun_tx_packets, sent.len() as u64);
@@ -161,7 +164,7 @@ fn gateways_through_a_delaying_relay() {
     let ub = net.bind(addr(12), 1024).unwrap();
     let ra = net.bind(addr(21), 1024).unwrap();
     let rb = net.bind(addr(22), 1024).unwrap();
-    let mut spec = tcpnc_gateway::relay::spec::DirectionSpec::default();
+    let mut spec = tcpnc_relay::spec::DirectionSpec::default();
     spec.set("delay-ms", "20").unwrap();
     let link = spec.to_link_config().unwrap();
     let opts = RelayOptions {
@@ -183,8 +186,10 @@ fn gateways_through_a_delaying_relay() {
     // Each gateway's peer is the relay socket facing it.
     let ca = config("10.77.0.1/24", addr(11), addr(21), r#""10.77.0.2/32""#);
     let cb = config("10.77.0.2/24", addr(12), addr(22), r#""10.77.0.1/32""#);
-    let (ga, ha) = start(&ca, ua, pass_through, None);
-    let (gb, hb) = start(&cb, ub, pass_through, None);
+    let dir = std::env::temp_dir().join(format!("tcpnc-relay-test-{}", std::process::id()));
+    let (stats_a, stats_b) = (dir.join("a.json"), dir.join("b.json"));
+    let (ga, ha) = start(&ca, ua, pass_throughs, Some(stats_a.clone()));
+    let (gb, hb) = start(&cb, ub, pass_throughs, Some(stats_b.clone()));
     let p = common::tcp(A, B, 1234, 80, 0, b"through the relay");
     let t0 = Instant::now();
     ha.inject.send(p.clone()).unwrap();
@@ -194,20 +199,74 @@ fn gateways_through_a_delaying_relay() {
         "{:?}",
         t0.elapsed()
     );
+    // Each side has its probe answered through the relay: both saw a probe and a reply.
+    for path in [&stats_a, &stats_b] {
+        assert!(wait_for(
+            || read_snapshot(path).is_ok_and(|s| s.gateway.keepalives_rx == 2)
+        ));
+    }
     ga.stop().unwrap();
     gb.stop().unwrap();
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let stats = relay_thread.join().unwrap().unwrap();
     assert_eq!(
-        stats["a_to_b"]["relay"]["forwarded"], 2,
-        "keepalive + packet"
+        stats["a_to_b"]["relay"]["forwarded"], 3,
+        "probe + reply + packet"
     );
-    assert_eq!(stats["b_to_a"]["relay"]["forwarded"], 1, "keepalive");
+    assert_eq!(stats["b_to_a"]["relay"]["forwarded"], 2, "probe + reply");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn proto_engines(c: &Config) -> Vec<Box<dyn PeerEngine>> {
+/// Polls `cond` every 20 ms for at most 5 s.
+fn wait_for(mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// Liveness is the wire KEEPALIVE frame: the gateway probes with it (never an empty
+/// datagram), and the peer's engine, coding or not, answers a probe with the same nonce.
+#[test]
+fn keepalives_are_wire_frames_answered_by_the_engine() {
+    for engines in [pass_throughs as Engines, proto_engines] {
+        let net = FakeNet::new();
+        let ua = net.bind(addr(41), 64).unwrap();
+        let peer = net.bind(addr(42), 64).unwrap();
+        let cfg = config("10.77.0.1/24", addr(41), addr(42), r#""10.77.0.2/32""#);
+        let (gw, _tun) = start(&cfg, ua, engines, None);
+        let mut buf = [0u8; 64];
+        let (n, from) = peer
+            .recv_from(&mut buf, Duration::from_secs(5))
+            .unwrap()
+            .unwrap();
+        assert_eq!(from, addr(41));
+        let probe = parse_keepalive(&buf[..n]).expect("the first probe is a KEEPALIVE frame");
+        assert!(!probe.reply);
+        peer.send_to(&keepalive_frame(KeepaliveRepr::probe(7)), addr(41))
+            .unwrap();
+        let (n, _) = peer
+            .recv_from(&mut buf, Duration::from_secs(5))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            parse_keepalive(&buf[..n]),
+            Some(KeepaliveRepr::probe(7).to_reply())
+        );
+        let s = gw.stop().unwrap();
+        assert_eq!((s.gateway.keepalives_tx, s.gateway.keepalives_rx), (2, 1));
+        assert_eq!(s.peers[0].counters.datagrams_rx, 0);
+        assert_eq!(s.peers[0].engine["totals"]["keepalive_replies"], 1);
+    }
+}
+
+fn proto_engines(c: &Config) -> Vec<PeerEngine> {
     (0..c.peers.len())
-        .map(|i| tcpnc_gateway::up::engine_for(c, i).unwrap())
+        .map(|i| tcpnc_gateway::peer_engine::engine_for(c, i).unwrap())
         .collect()
 }
 

@@ -14,8 +14,8 @@ use crate::error::{LabError, Result};
 use crate::guard::ScratchDir;
 use crate::netns::{self, Proto, in_netns};
 use tcpnc_gateway::config::{RawCoding, RawConfig, RawInterface, RawPeer};
-use tcpnc_gateway::relay::RelayArgs;
 use tcpnc_link::LossModel;
+use tcpnc_relay::RelayArgs;
 use tcpnc_settings::CodingMode;
 
 use crate::settings::{PathMode, PathSettings, PolicyOverrides};

@@ -20,15 +20,18 @@ pub mod receiver;
 pub mod redundancy;
 pub mod repair;
 pub mod rng;
+pub mod seam;
 pub mod sender;
 pub mod stats;
 #[cfg(test)]
 mod test_util;
+pub mod testing;
 
 pub use ack_policy::{AckDecision, AckPolicy};
 pub use config::{ConfigError, EngineConfig, Limits};
 pub use engine::Engine;
 pub use event::{CloseReason, DropReason, Event};
+pub use seam::{Counters, PassThrough, Seam};
 pub use stats::{EngineStats, FlowStats};
 pub use tcpnc_settings as settings;
 pub use tcpnc_settings::{

@@ -1,5 +1,6 @@
 //! tcpnc sim layer: deterministic virtual-time bulk transfers between two smoltcp TCP
-//! endpoints across a path of [`PathBox`]es and [`tcpnc_link::Link`] models.
+//! endpoints across a path of boxes ([`tcpnc_proto::seam::Seam`] elements) and
+//! [`tcpnc_link::Link`] models.
 //!
 //! ```text
 //! client iface ⇄ client box ⇄ forward link (data) / reverse link (ACKs) ⇄ server box ⇄ server iface
@@ -25,16 +26,15 @@
 mod app;
 pub mod config;
 mod endpoint;
-pub mod engine;
+pub mod event_loop;
 pub mod nc_box;
-pub mod pathbox;
 pub mod report;
-pub mod tap;
+pub mod tcp_counters;
 
 pub use config::{CongestionControl, SimConfig, SimError};
-pub use engine::{run, run_with_boxes};
+pub use event_loop::{counter_map, run, run_with_boxes};
 pub use nc_box::NcBox;
-pub use pathbox::{Passthrough, PathBox};
 pub use report::{SimOutcome, SimReport};
-pub use tap::TcpCounters;
+pub use tcp_counters::TcpCounters;
 pub use tcpnc_link;
+pub use tcpnc_proto::seam::{PassThrough, Seam};

@@ -1,11 +1,10 @@
-//! [`NcBox`]: a TCP/NC engine ([`tcpnc_proto::Engine`]) as a simulator [`PathBox`].
+//! [`NcBox`]: a TCP/NC engine ([`tcpnc_proto::Engine`]) as a simulator box, behind the outer
+//! header a real tunnel would add.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use tcpnc_proto::{ConfigError, Engine, EngineConfig, EngineStats};
-
-use crate::pathbox::PathBox;
+use tcpnc_proto::seam::{Counters, Seam};
+use tcpnc_proto::{ConfigError, Engine, EngineConfig, EngineStats, Event};
 
 /// Bytes of outer IPv4 + UDP header a real tunnel adds to every datagram (20 + 8).
 ///
@@ -38,7 +37,7 @@ impl NcBox {
     }
 }
 
-impl PathBox for NcBox {
+impl Seam for NcBox {
     fn handle_local(&mut self, now: Duration, ip_packet: &[u8]) {
         self.engine.handle_local(now, ip_packet);
     }
@@ -70,24 +69,14 @@ impl PathBox for NcBox {
         self.engine.handle_timeout(now);
     }
 
-    fn counters(&self) -> BTreeMap<String, u64> {
-        let s = self.engine.stats();
-        let mut map: BTreeMap<String, u64> = s
-            .counters()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-        map.insert("runt_datagrams".into(), self.runts);
-        let flows = s.flows.values();
-        let (mut redundant, mut innovative, mut non_innovative) = (0, 0, 0);
-        for f in flows {
-            redundant += f.redundant_sent;
-            innovative += f.innovative;
-            non_innovative += f.non_innovative;
-        }
-        map.insert("redundant_sent".into(), redundant);
-        map.insert("innovative_received".into(), innovative);
-        map.insert("non_innovative_received".into(), non_innovative);
-        map
+    /// The engine's counters ([`Seam::counters`] of [`Engine`]) plus `runt_datagrams`.
+    fn counters(&self) -> Counters {
+        let mut c = Seam::counters(&self.engine);
+        c.totals.push(("runt_datagrams", self.runts));
+        c
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.engine.poll_event()
     }
 }

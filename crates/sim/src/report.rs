@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tcpnc_link::LinkStats;
 
-use crate::tap::TcpCounters;
+use crate::tcp_counters::TcpCounters;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

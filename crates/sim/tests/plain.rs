@@ -1,12 +1,10 @@
 //! End-to-end simulations in plain mode (small transfers to keep test time low).
 
-use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use tcpnc_link::{LossModel, LossPosition, QueueLimit};
-use tcpnc_sim::{
-    CongestionControl, Passthrough, PathBox, SimConfig, SimOutcome, run, run_with_boxes,
-};
+use tcpnc_proto::testing::Hold;
+use tcpnc_sim::{CongestionControl, PassThrough, SimConfig, SimOutcome, run, run_with_boxes};
 
 fn path(bytes: u64, delay_ms: u64) -> SimConfig {
     SimConfig::new()
@@ -112,55 +110,13 @@ fn corrupted_packets_are_caught_by_tcp_checksums() {
     assert!(r.integrity_ok);
 }
 
-/// A box that holds every packet for a fixed time and releases it on its timer,
-/// exercising the box timer path of the event loop.
-struct Hold {
-    hold: Duration,
-    remote: VecDeque<(Duration, Vec<u8>)>,
-    out: VecDeque<Vec<u8>>,
-    local: VecDeque<Vec<u8>>,
-    fired: u64,
-}
-
-impl PathBox for Hold {
-    fn handle_local(&mut self, now: Duration, ip_packet: &[u8]) {
-        self.remote.push_back((now + self.hold, ip_packet.to_vec()));
-    }
-    fn handle_remote(&mut self, _now: Duration, datagram: &[u8]) {
-        self.local.push_back(datagram.to_vec());
-    }
-    fn poll_remote(&mut self) -> Option<Vec<u8>> {
-        self.out.pop_front()
-    }
-    fn poll_local(&mut self) -> Option<Vec<u8>> {
-        self.local.pop_front()
-    }
-    fn poll_timeout(&self) -> Option<Duration> {
-        self.remote.front().map(|(t, _)| *t)
-    }
-    fn handle_timeout(&mut self, now: Duration) {
-        self.fired += 1;
-        while self.remote.front().is_some_and(|(t, _)| *t <= now) {
-            let (_, p) = self.remote.pop_front().unwrap();
-            self.out.push_back(p);
-        }
-    }
-    fn counters(&self) -> BTreeMap<String, u64> {
-        BTreeMap::from([("fired".to_string(), self.fired)])
-    }
-}
-
 #[test]
 fn box_timers_drive_the_loop() {
     let cfg = path(100_000, 5);
-    let mut hold = Hold {
-        hold: Duration::from_millis(30),
-        remote: VecDeque::new(),
-        out: VecDeque::new(),
-        local: VecDeque::new(),
-        fired: 0,
-    };
-    let held = run_with_boxes(&cfg, &mut hold, &mut Passthrough::new()).unwrap();
+    // The testing fake holds every packet for a fixed time and releases it on its timer,
+    // exercising the box timer path of the event loop.
+    let mut hold = Hold::new(Duration::from_millis(30));
+    let held = run_with_boxes(&cfg, &mut hold, &mut PassThrough::raw()).unwrap();
     let plain = run(&cfg).unwrap();
     assert_eq!(held.outcome, SimOutcome::Completed);
     assert!(held.integrity_ok);

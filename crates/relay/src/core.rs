@@ -1,48 +1,18 @@
 //! The sans-IO heart of the relay: what to send, where, and when. Time is passed in.
+//!
+//! [`RelayCore`] drives a [`Seam`] channel (normally [`Channel`], two link models) whose local
+//! side is the A socket and whose remote side is the B socket, and adds what a relay knows
+//! beyond the path: the two peers' addresses and per-direction counters.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde::Serialize;
-use tcpnc_link::{Link, LinkStats};
+use serde_json::Value;
+use tcpnc_io::counters_json::pairs_json;
+use tcpnc_proto::seam::Seam;
 
-/// A channel model driven with explicit time (implemented by [`tcpnc_link::Link`]).
-pub trait ChannelModel: Send {
-    /// Offers a packet at `now`.
-    fn send(&mut self, now: Duration, packet: Vec<u8>);
-    /// Next packet due at or before `now`.
-    fn poll_deliver(&mut self, now: Duration) -> Option<Vec<u8>>;
-    /// When the next packet is due.
-    fn poll_timeout(&self) -> Option<Duration>;
-    /// Model counters as JSON.
-    fn stats_json(&self) -> serde_json::Value;
-}
-
-impl ChannelModel for Link {
-    fn send(&mut self, now: Duration, packet: Vec<u8>) {
-        Link::send(self, now, packet)
-    }
-    fn poll_deliver(&mut self, now: Duration) -> Option<Vec<u8>> {
-        Link::poll_deliver(self, now)
-    }
-    fn poll_timeout(&self) -> Option<Duration> {
-        Link::poll_timeout(self)
-    }
-    fn stats_json(&self) -> serde_json::Value {
-        link_stats_json(&self.stats())
-    }
-}
-
-/// [`LinkStats`] as JSON.
-pub fn link_stats_json(s: &LinkStats) -> serde_json::Value {
-    serde_json::json!({
-        "sent": s.sent, "sent_bytes": s.sent_bytes,
-        "delivered": s.delivered, "delivered_bytes": s.delivered_bytes,
-        "dropped_loss": s.dropped_loss, "dropped_queue": s.dropped_queue,
-        "duplicated": s.duplicated, "corrupted": s.corrupted,
-        "max_queue_packets": s.max_queue_packets, "max_queue_bytes": s.max_queue_bytes,
-    })
-}
+use crate::channel::Channel;
 
 /// One of the relay's two sockets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -80,10 +50,9 @@ pub struct DirectionCounters {
     pub send_errors: u64,
 }
 
-/// The relay core: two channel models and the two peers' addresses.
-pub struct RelayCore<M: ChannelModel> {
-    ab: M,
-    ba: M,
+/// The relay core: the channel and the two peers' addresses.
+pub struct RelayCore<C: Seam = Channel> {
+    channel: C,
     peers: [Option<SocketAddr>; 2],
     learn: [bool; 2],
     counters: [DirectionCounters; 2],
@@ -96,13 +65,13 @@ fn idx(side: Side) -> usize {
     }
 }
 
-impl<M: ChannelModel> RelayCore<M> {
-    /// `ab` carries what arrives on the A socket to `b_peer`; `ba` the reverse. A peer given
-    /// as `None` is learned from the source of the datagrams arriving on its side.
-    pub fn new(ab: M, ba: M, a_peer: Option<SocketAddr>, b_peer: Option<SocketAddr>) -> Self {
+impl<C: Seam> RelayCore<C> {
+    /// `channel` carries what arrives on the A socket (its local side) to `b_peer` and what
+    /// arrives on the B socket (its remote side) to `a_peer`. A peer given as `None` is learned
+    /// from the source of the datagrams arriving on its side.
+    pub fn new(channel: C, a_peer: Option<SocketAddr>, b_peer: Option<SocketAddr>) -> Self {
         RelayCore {
-            ab,
-            ba,
+            channel,
             peers: [a_peer, b_peer],
             learn: [a_peer.is_none(), b_peer.is_none()],
             counters: [DirectionCounters::default(); 2],
@@ -119,18 +88,21 @@ impl<M: ChannelModel> RelayCore<M> {
         c.received += 1;
         c.received_bytes += datagram.len() as u64;
         match side {
-            Side::A => self.ab.send(now, datagram),
-            Side::B => self.ba.send(now, datagram),
+            Side::A => self.channel.handle_local(now, &datagram),
+            Side::B => self.channel.handle_remote(now, &datagram),
         }
     }
 
     /// The next datagram due at `now`: the socket to send it from, the destination, the bytes.
     pub fn poll_send(&mut self, now: Duration) -> Option<(Side, SocketAddr, Vec<u8>)> {
+        if self.channel.poll_timeout().is_some_and(|t| t <= now) {
+            self.channel.handle_timeout(now);
+        }
         loop {
-            let (ingress, packet) = if let Some(p) = self.ab.poll_deliver(now) {
+            let (ingress, packet) = if let Some(p) = self.channel.poll_remote() {
                 (Side::A, p)
             } else {
-                (Side::B, self.ba.poll_deliver(now)?)
+                (Side::B, self.channel.poll_local()?)
             };
             let egress = ingress.other();
             let c = &mut self.counters[idx(ingress)];
@@ -147,10 +119,7 @@ impl<M: ChannelModel> RelayCore<M> {
 
     /// When [`RelayCore::poll_send`] next has something.
     pub fn poll_timeout(&self) -> Option<Duration> {
-        match (self.ab.poll_timeout(), self.ba.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.channel.poll_timeout()
     }
 
     /// Records a failed send of a datagram that came in on `ingress`.
@@ -158,14 +127,16 @@ impl<M: ChannelModel> RelayCore<M> {
         self.counters[idx(ingress)].send_errors += 1;
     }
 
-    /// Counters and model statistics for both directions.
-    pub fn stats_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "a_to_b": { "relay": self.counters[0], "link": self.ab.stats_json(),
-                        "peer": self.peers[1].map(|a| a.to_string()) },
-            "b_to_a": { "relay": self.counters[1], "link": self.ba.stats_json(),
-                        "peer": self.peers[0].map(|a| a.to_string()) },
-        })
+    /// Counters and channel statistics for both directions: `{"a_to_b": {"relay": {..},
+    /// "link": {..}, "peer": ..}, "b_to_a": {..}}`.
+    pub fn stats_json(&self) -> Value {
+        let mut v = Value::Object(pairs_json(&self.channel.counters().totals));
+        for (dir, i, peer) in [("a_to_b", 0, 1), ("b_to_a", 1, 0)] {
+            let relay = serde_json::to_value(self.counters[i]).unwrap_or(Value::Null);
+            v[dir]["relay"] = relay;
+            v[dir]["peer"] = self.peers[peer].map(|a| a.to_string()).into();
+        }
+        v
     }
 
     /// Relay counters of the direction entering at `ingress`.
@@ -177,7 +148,7 @@ impl<M: ChannelModel> RelayCore<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tcpnc_link::{LinkConfig, LossModel};
+    use tcpnc_link::{Link, LinkConfig, LossModel};
 
     fn addr(p: u16) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], p))
@@ -191,7 +162,7 @@ mod tests {
     fn delivers_at_model_time_on_the_other_side() {
         let ab = Link::new(LinkConfig::new().with_delay(ms(10)), 1).unwrap();
         let ba = Link::new(LinkConfig::new().with_delay(ms(3)), 2).unwrap();
-        let mut r = RelayCore::new(ab, ba, Some(addr(1)), Some(addr(2)));
+        let mut r = RelayCore::new(Channel::new(ab, ba), Some(addr(1)), Some(addr(2)));
         r.on_receive(ms(0), Side::A, addr(1), b"to-b".to_vec());
         r.on_receive(ms(1), Side::B, addr(2), b"to-a".to_vec());
         assert_eq!(r.poll_timeout(), Some(ms(4)));
@@ -213,7 +184,7 @@ mod tests {
     #[test]
     fn learns_peers_and_counts_unknown() {
         let l = || Link::new(LinkConfig::new(), 3).unwrap();
-        let mut r = RelayCore::new(l(), l(), None, None);
+        let mut r = RelayCore::new(Channel::new(l(), l()), None, None);
         r.on_receive(ms(0), Side::A, addr(7), b"x".to_vec());
         assert!(r.poll_send(ms(0)).is_none());
         assert_eq!(r.counters(Side::A).no_peer, 1);
@@ -227,7 +198,7 @@ mod tests {
     fn loss_only_where_configured() {
         let lossy = Link::new(LinkConfig::new().with_loss(LossModel::bernoulli(1.0)), 4).unwrap();
         let clean = Link::new(LinkConfig::new(), 5).unwrap();
-        let mut r = RelayCore::new(lossy, clean, Some(addr(1)), Some(addr(2)));
+        let mut r = RelayCore::new(Channel::new(lossy, clean), Some(addr(1)), Some(addr(2)));
         for t in 0..10 {
             r.on_receive(ms(t), Side::A, addr(1), vec![0; 100]);
             r.on_receive(ms(t), Side::B, addr(2), vec![1; 100]);
@@ -240,5 +211,7 @@ mod tests {
         let j = r.stats_json();
         assert_eq!(j["a_to_b"]["link"]["dropped_loss"], 10);
         assert_eq!(j["b_to_a"]["relay"]["forwarded"], 10);
+        assert_eq!(j["a_to_b"]["peer"], "127.0.0.1:2");
+        assert_eq!(j["b_to_a"]["link"]["delivered"], 10);
     }
 }

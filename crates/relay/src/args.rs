@@ -1,6 +1,5 @@
-//! [`RelayArgs`]: the `tcpnc link` command line as a type. The cli parses it (feature `clap`);
-//! the lab builds it and turns it into argv with [`RelayArgs::to_args`], so the relay's flags
-//! are one contract checked at compile time (a round-trip test holds `to_args` to the parser).
+//! The flags of `tcpnc link` ([`RelayArgs`]), their meaning as two [`DirectionSpec`]s, the
+//! [`RelayOptions`] they build, and the argv that gives them back ([`RelayArgs::to_args`]).
 //!
 //! Path-shape flags (`--delay-ms`, `--jitter-ms`, `--reorder`, `--rate-mbit`, `--burst-bytes`,
 //! `--queue-packets`, `--queue-bytes`, `--loss-before-queue`) apply to BOTH directions (delay is
@@ -11,14 +10,16 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use super::RelayOptions;
-use super::spec::{DirectionSpec, SpecError};
+use thiserror::Error;
 
-/// A flag whose value the relay refuses.
-#[derive(Debug, thiserror::Error)]
+use crate::io_loop::RelayOptions;
+use crate::spec::{DirectionSpec, SpecError};
+
+/// A flag whose value was refused.
+#[derive(Debug, Error)]
 #[error("{flag}: {source}")]
 pub struct ArgsError {
-    /// The flag (`--ge`, `--ab loss=2`, `a->b link`).
+    /// The flag (with its value for `--ab` / `--ba`), or the direction for a link model.
     pub flag: String,
     /// Why.
     #[source]
@@ -30,76 +31,76 @@ fn at(flag: impl Into<String>) -> impl FnOnce(SpecError) -> ArgsError {
     move |source| ArgsError { flag, source }
 }
 
-/// Arguments of `tcpnc link`.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
+/// The flags of `tcpnc link`.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct RelayArgs {
     /// A-side socket (faces the data sender).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR:PORT"))]
+    #[arg(long, value_name = "ADDR:PORT")]
     pub a_listen: SocketAddr,
     /// Where b→a traffic goes (default: learned from datagrams arriving on the A socket).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR:PORT"))]
+    #[arg(long, value_name = "ADDR:PORT")]
     pub a_peer: Option<SocketAddr>,
     /// B-side socket.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR:PORT"))]
+    #[arg(long, value_name = "ADDR:PORT")]
     pub b_listen: SocketAddr,
     /// Where a→b traffic goes (default: learned from datagrams arriving on the B socket).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "ADDR:PORT"))]
+    #[arg(long, value_name = "ADDR:PORT")]
     pub b_peer: Option<SocketAddr>,
     /// Both directions: one-way delay in ms.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "MS"))]
+    #[arg(long, value_name = "MS")]
     pub delay_ms: Option<f64>,
     /// Both directions: uniform extra delay in [0, MS].
-    #[cfg_attr(feature = "clap", arg(long, value_name = "MS"))]
+    #[arg(long, value_name = "MS")]
     pub jitter_ms: Option<f64>,
     /// Both directions: let jitter reorder packets.
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub reorder: bool,
     /// Both directions: bottleneck rate in Mbit/s.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "MBIT"))]
+    #[arg(long, value_name = "MBIT")]
     pub rate_mbit: Option<f64>,
     /// Both directions: token-bucket depth in bytes (0 = pure serializer).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "BYTES"))]
+    #[arg(long, value_name = "BYTES")]
     pub burst_bytes: Option<u64>,
     /// Both directions: drop-tail queue limit in packets.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
+    #[arg(long, value_name = "N")]
     pub queue_packets: Option<usize>,
     /// Both directions: drop-tail queue limit in bytes.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "BYTES"))]
+    #[arg(long, value_name = "BYTES")]
     pub queue_bytes: Option<usize>,
     /// Both directions: drop lost packets before the queue (they take no queue space).
-    #[cfg_attr(feature = "clap", arg(long))]
+    #[arg(long)]
     pub loss_before_queue: bool,
     /// Data direction (a→b): Bernoulli loss probability.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "P"))]
+    #[arg(long, value_name = "P")]
     pub loss: Option<f64>,
     /// Data direction (a→b): Gilbert-Elliott loss `p,r[,loss_bad[,loss_good]]`.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "P,R[,H[,K]]"))]
+    #[arg(long, value_name = "P,R[,H[,K]]")]
     pub ge: Option<String>,
     /// Data direction (a→b): duplication probability.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "P"))]
+    #[arg(long, value_name = "P")]
     pub dup: Option<f64>,
     /// Data direction (a→b): probability of flipping one bit.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "P"))]
+    #[arg(long, value_name = "P")]
     pub corrupt: Option<f64>,
     /// Override for a→b only (repeatable): loss, ge, delay-ms, jitter-ms, reorder, rate-mbit,
     /// burst-bytes, queue-packets, queue-bytes, dup, corrupt, loss-before-queue.
-    #[cfg_attr(feature = "clap", arg(long = "ab", value_name = "KEY=VALUE"))]
+    #[arg(long = "ab", value_name = "KEY=VALUE")]
     pub ab: Vec<String>,
     /// Override for b→a only (repeatable), same keys as --ab.
-    #[cfg_attr(feature = "clap", arg(long = "ba", value_name = "KEY=VALUE"))]
+    #[arg(long = "ba", value_name = "KEY=VALUE")]
     pub ba: Vec<String>,
     /// Seed of the a→b model (b→a uses a derived seed).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Also write the counters as JSON to this file (every second and on exit).
-    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    #[arg(long, value_name = "FILE")]
     pub stats_file: Option<PathBuf>,
 }
 
 impl RelayArgs {
-    /// A relay between `a_listen` and `b_listen` without impairment (seed 1).
-    pub fn new(a_listen: SocketAddr, b_listen: SocketAddr) -> RelayArgs {
+    /// Flags with the two listen addresses and everything else at its default (no peers, no
+    /// impairment, seed 1, no stats file).
+    pub fn new(a_listen: SocketAddr, b_listen: SocketAddr) -> Self {
         RelayArgs {
             a_listen,
             a_peer: None,
@@ -159,7 +160,7 @@ impl RelayArgs {
         Ok((ab, both))
     }
 
-    /// The relay's options: sockets, both directions' link models, seed, stats file.
+    /// The relay options these flags describe (validated link models).
     pub fn options(&self) -> Result<RelayOptions, ArgsError> {
         let (ab, ba) = self.specs()?;
         Ok(RelayOptions {
@@ -174,110 +175,129 @@ impl RelayArgs {
         })
     }
 
-    /// The flags that make the `tcpnc link` parser produce `self` (without the subcommand).
+    /// The argv after `tcpnc link` that parses back into `self` (unset options and false
+    /// switches are left out; numbers print in Rust's shortest round-trip form).
     pub fn to_args(&self) -> Vec<String> {
-        let mut v: Vec<String> = Vec::new();
-        let mut flag = |name: &str, value: Option<String>| {
+        let mut v = Vec::new();
+        let mut opt = |flag: &str, value: Option<String>| {
             if let Some(value) = value {
-                v.push(format!("--{name}"));
+                v.push(format!("--{flag}"));
                 v.push(value);
             }
         };
         let s = |x: &dyn ToString| Some(x.to_string());
-        flag("a-listen", s(&self.a_listen));
-        flag("a-peer", self.a_peer.map(|a| a.to_string()));
-        flag("b-listen", s(&self.b_listen));
-        flag("b-peer", self.b_peer.map(|a| a.to_string()));
-        flag("delay-ms", self.delay_ms.map(|x| x.to_string()));
-        flag("jitter-ms", self.jitter_ms.map(|x| x.to_string()));
-        flag("rate-mbit", self.rate_mbit.map(|x| x.to_string()));
-        flag("burst-bytes", self.burst_bytes.map(|x| x.to_string()));
-        flag("queue-packets", self.queue_packets.map(|x| x.to_string()));
-        flag("queue-bytes", self.queue_bytes.map(|x| x.to_string()));
-        flag("loss", self.loss.map(|x| x.to_string()));
-        flag("ge", self.ge.clone());
-        flag("dup", self.dup.map(|x| x.to_string()));
-        flag("corrupt", self.corrupt.map(|x| x.to_string()));
+        opt("a-listen", s(&self.a_listen));
+        opt("a-peer", self.a_peer.map(|a| a.to_string()));
+        opt("b-listen", s(&self.b_listen));
+        opt("b-peer", self.b_peer.map(|a| a.to_string()));
+        opt("delay-ms", self.delay_ms.map(|x| x.to_string()));
+        opt("jitter-ms", self.jitter_ms.map(|x| x.to_string()));
+        opt("rate-mbit", self.rate_mbit.map(|x| x.to_string()));
+        opt("burst-bytes", self.burst_bytes.map(|x| x.to_string()));
+        opt("queue-packets", self.queue_packets.map(|x| x.to_string()));
+        opt("queue-bytes", self.queue_bytes.map(|x| x.to_string()));
+        opt("loss", self.loss.map(|x| x.to_string()));
+        opt("ge", self.ge.clone());
+        opt("dup", self.dup.map(|x| x.to_string()));
+        opt("corrupt", self.corrupt.map(|x| x.to_string()));
         for kv in &self.ab {
-            flag("ab", Some(kv.clone()));
+            opt("ab", Some(kv.clone()));
         }
         for kv in &self.ba {
-            flag("ba", Some(kv.clone()));
+            opt("ba", Some(kv.clone()));
         }
-        flag("seed", s(&self.seed));
-        flag(
+        opt("seed", s(&self.seed));
+        opt(
             "stats-file",
             self.stats_file.as_ref().map(|p| p.display().to_string()),
         );
-        for (on, name) in [
-            (self.reorder, "--reorder"),
-            (self.loss_before_queue, "--loss-before-queue"),
+        for (flag, on) in [
+            ("--reorder", self.reorder),
+            ("--loss-before-queue", self.loss_before_queue),
         ] {
             if on {
-                v.push(name.to_string());
+                v.push(flag.to_string());
             }
         }
         v
     }
 }
 
-// Runs in workspace builds (the cli turns the `clap` feature on) and with `--features clap`.
-#[cfg(all(test, feature = "clap"))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
 
-    #[derive(Debug, Parser)]
+    /// The shape of the `tcpnc` command line around `link`.
+    #[derive(Parser)]
     struct Cli {
-        #[command(flatten)]
-        args: RelayArgs,
+        #[command(subcommand)]
+        command: Command,
     }
 
-    /// `to_args` is what the parser reads back, flag for flag.
-    #[test]
-    fn to_args_round_trips_through_the_parser() {
-        let mut a = RelayArgs::new(
-            "10.0.0.1:4000".parse().unwrap(),
-            "10.0.1.1:4001".parse().unwrap(),
-        );
-        let plain = Cli::try_parse_from(std::iter::once("x".to_string()).chain(a.to_args()));
-        assert_eq!(plain.unwrap().args, a);
-        a.a_peer = Some("10.0.0.2:5000".parse().unwrap());
-        a.b_peer = Some("10.0.1.2:5000".parse().unwrap());
-        a.delay_ms = Some(20.0);
-        a.jitter_ms = Some(3.5);
-        a.reorder = true;
-        a.rate_mbit = Some(20.0);
-        a.burst_bytes = Some(0);
-        a.queue_packets = Some(67);
-        a.queue_bytes = Some(100_000);
-        a.loss_before_queue = true;
-        a.loss = Some(0.1);
-        a.ge = Some("0.01,0.3".into());
-        a.dup = Some(0.001);
-        a.corrupt = Some(0.002);
-        a.ab = vec!["loss=0.2".into()];
-        a.ba = vec!["loss=0.05".into(), "delay-ms=5".into()];
-        a.seed = 42;
-        a.stats_file = Some("/tmp/link.json".into());
-        let full = Cli::try_parse_from(std::iter::once("x".to_string()).chain(a.to_args()));
-        assert_eq!(full.unwrap().args, a);
-        // Every flag parsed; the combination is not a valid path (both queue limits).
-        let err = a.options().unwrap_err();
-        assert_eq!(err.flag, "a->b link", "{err}");
-        a.queue_bytes = None;
-        a.ge = None;
-        assert!(a.options().is_ok(), "{:?}", a.options().err());
+    #[derive(clap::Subcommand)]
+    enum Command {
+        Link(Box<RelayArgs>),
+    }
+
+    fn parse(args: &[String]) -> RelayArgs {
+        let argv = ["tcpnc", "link"]
+            .into_iter()
+            .map(String::from)
+            .chain(args.iter().cloned());
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Link(a) => *a,
+        }
+    }
+
+    fn addr(p: u16) -> SocketAddr {
+        SocketAddr::from(([10, 0, 0, 1], p))
     }
 
     #[test]
-    fn bad_values_name_the_flag() {
-        let mut a = RelayArgs::new(
-            "10.0.0.1:4000".parse().unwrap(),
-            "10.0.1.1:4001".parse().unwrap(),
-        );
-        a.ab = vec!["loss".into()];
-        let e = a.options().unwrap_err();
-        assert_eq!(e.flag, "--ab loss");
+    fn minimal_args_round_trip() {
+        let a = RelayArgs::new(addr(1), addr(2));
+        assert_eq!(parse(&a.to_args()), a);
+    }
+
+    #[test]
+    fn every_flag_round_trips() {
+        let a = RelayArgs {
+            a_peer: Some(addr(3)),
+            b_peer: Some("[::1]:9".parse().unwrap()),
+            delay_ms: Some(20.5),
+            jitter_ms: Some(0.1),
+            reorder: true,
+            rate_mbit: Some(1.0 / 3.0),
+            burst_bytes: Some(3000),
+            queue_packets: Some(100),
+            queue_bytes: Some(150_000),
+            loss_before_queue: true,
+            loss: Some(0.1),
+            ge: Some("0.01,0.3".into()),
+            dup: Some(0.001),
+            corrupt: Some(1e-6),
+            ab: vec!["loss=0.2".into(), "reorder".into()],
+            ba: vec!["loss=0.05".into()],
+            seed: u64::MAX,
+            stats_file: Some("/tmp/relay stats.json".into()),
+            ..RelayArgs::new(addr(1), addr(2))
+        };
+        let mut back = parse(&a.to_args());
+        assert_eq!(back, a);
+        back.queue_bytes = None; // the models take one queue limit, not both
+        let (ab, ba) = back.specs().unwrap();
+        assert_eq!((ab.loss, ba.loss), (Some(0.2), Some(0.05)));
+        assert_eq!(back.options().unwrap().seed, u64::MAX);
+    }
+
+    #[test]
+    fn bad_values_name_their_flag() {
+        let mut a = RelayArgs::new(addr(1), addr(2));
+        a.ab = vec!["lose=1".into()];
+        assert_eq!(a.specs().unwrap_err().flag, "--ab lose=1");
+        let mut b = RelayArgs::new(addr(1), addr(2));
+        b.loss = Some(1.5);
+        assert_eq!(b.options().unwrap_err().flag, "a->b link");
     }
 }

@@ -1,6 +1,8 @@
-//! Passive TCP observers: retransmissions on the sender, duplicate ACKs on the receiver.
+//! TCP counters of a run ([`TcpCounters`]) and the passive observers that fill them:
+//! retransmissions on the sender, duplicate ACKs on the receiver. Packets are read with the
+//! engine's own parser ([`tcpnc_proto::tcp::TcpPacket`]).
 
-use smoltcp::wire::{IpProtocol, Ipv4Packet, TcpPacket};
+use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
 
 /// TCP-level counters derived from the packets each endpoint emitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -29,19 +31,16 @@ pub(crate) struct ReceiverTap {
     last_ack: Option<u32>,
 }
 
-/// (seq, ack, payload length, syn, fin) of an IPv4/TCP packet.
+/// (seq, ack, payload length, syn, fin) of an IP/TCP packet.
 fn parse(pkt: &[u8]) -> Option<(u32, u32, usize, bool, bool)> {
-    let ip = Ipv4Packet::new_checked(pkt).ok()?;
-    if ip.next_header() != IpProtocol::Tcp {
-        return None;
-    }
-    let tcp = TcpPacket::new_checked(ip.payload()).ok()?;
+    let p = TcpPacket::parse(pkt).ok()?;
+    let flags = p.tcp.flags;
     Some((
-        tcp.seq_number().0 as u32,
-        tcp.ack_number().0 as u32,
-        tcp.payload().len(),
-        tcp.syn(),
-        tcp.fin(),
+        p.tcp.seq,
+        p.tcp.ack,
+        p.payload().len(),
+        flags.contains(TcpFlags::SYN),
+        flags.contains(TcpFlags::FIN),
     ))
 }
 

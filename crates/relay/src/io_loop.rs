@@ -1,15 +1,9 @@
-//! `tcpnc link`: a real-time UDP relay between two endpoints through two channel models.
+//! The relay's I/O loop: a real-time UDP relay between two endpoints through a [`Channel`].
 //!
 //! Datagrams arriving on the A socket go through the a→b model and leave from the B socket
 //! to the B peer; the reverse direction likewise. One thread per socket receives and stamps
 //! each datagram with its arrival time; the calling thread owns the [`RelayCore`] and sleeps
 //! on the input channel until the earliest delivery time the models report.
-
-pub mod args;
-pub mod core;
-pub mod spec;
-
-pub use args::{ArgsError, RelayArgs};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -19,19 +13,19 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use tcpnc_io::{SysUdp, Udp};
 use tcpnc_link::{Link, LinkConfig};
 
-pub use self::core::{ChannelModel, DirectionCounters, RelayCore, Side};
-use crate::error::GatewayError;
-use crate::io::Udp;
-use crate::sys::SysUdp;
+use crate::channel::Channel;
+use crate::core::{RelayCore, Side};
+use crate::error::RelayError;
 
 /// Seed offset of the b→a model, so the two directions draw independent streams.
 pub const BA_SEED_XOR: u64 = 0x9e37_79b9_7f4a_7c15;
 /// How often idle threads look at the shutdown flag.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Everything `tcpnc link` needs.
+/// Everything the relay needs, as built values (see [`crate::RelayArgs`] for the flags).
 #[derive(Debug, Clone)]
 pub struct RelayOptions {
     /// A socket address.
@@ -55,14 +49,14 @@ pub struct RelayOptions {
 /// A relay with bound sockets, ready to [`Relay::run`].
 pub struct Relay<U: Udp> {
     sockets: [Arc<U>; 2],
-    core: RelayCore<Link>,
+    core: RelayCore<Channel>,
     stats_file: Option<PathBuf>,
     origin: Instant,
 }
 
 impl Relay<SysUdp> {
     /// Binds both sockets and builds the models.
-    pub fn bind(opts: &RelayOptions) -> Result<Self, GatewayError> {
+    pub fn bind(opts: &RelayOptions) -> Result<Self, RelayError> {
         let a = SysUdp::bind(opts.a_listen)?;
         let b = SysUdp::bind(opts.b_listen)?;
         Relay::with_sockets(opts, a, b)
@@ -72,19 +66,15 @@ impl Relay<SysUdp> {
 impl<U: Udp> Relay<U> {
     /// Builds a relay on given sockets (real or fake); the listen addresses in `opts` are
     /// not used.
-    pub fn with_sockets(opts: &RelayOptions, a: U, b: U) -> Result<Self, GatewayError> {
-        let model = |cfg: &LinkConfig, seed: u64, dir: &str| {
-            Link::new(cfg.clone(), seed).map_err(|e| GatewayError::Io {
-                what: format!("{dir} link model"),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
-            })
+    pub fn with_sockets(opts: &RelayOptions, a: U, b: U) -> Result<Self, RelayError> {
+        let model = |cfg: &LinkConfig, seed: u64, direction: &'static str| {
+            Link::new(cfg.clone(), seed).map_err(|source| RelayError::Model { direction, source })
         };
-        let core = RelayCore::new(
+        let channel = Channel::new(
             model(&opts.ab, opts.seed, "a->b")?,
             model(&opts.ba, opts.seed ^ BA_SEED_XOR, "b->a")?,
-            opts.a_peer,
-            opts.b_peer,
         );
+        let core = RelayCore::new(channel, opts.a_peer, opts.b_peer);
         Ok(Relay {
             sockets: [Arc::new(a), Arc::new(b)],
             core,
@@ -100,7 +90,7 @@ impl<U: Udp> Relay<U> {
 
     /// Relays until `shutdown` is set; returns the final counters (also written to the
     /// stats file, if any).
-    pub fn run(mut self, shutdown: Arc<AtomicBool>) -> Result<serde_json::Value, GatewayError> {
+    pub fn run(mut self, shutdown: Arc<AtomicBool>) -> Result<serde_json::Value, RelayError> {
         let (tx, rx) = mpsc::channel();
         let failure = Arc::new(Mutex::new(None));
         let readers: Vec<JoinHandle<()>> = [Side::A, Side::B]
@@ -173,7 +163,7 @@ impl<U: Udp> Relay<U> {
         side: Side,
         tx: Sender<(Side, SocketAddr, Duration, Vec<u8>)>,
         shutdown: &Arc<AtomicBool>,
-        failure: &Arc<Mutex<Option<GatewayError>>>,
+        failure: &Arc<Mutex<Option<RelayError>>>,
     ) -> JoinHandle<()> {
         let sock = self.sockets[side as usize].clone();
         let (shutdown, failure, origin) = (shutdown.clone(), failure.clone(), self.origin);
@@ -190,7 +180,7 @@ impl<U: Udp> Relay<U> {
                     Ok(None) => {}
                     Err(source) => {
                         if let Ok(mut f) = failure.lock() {
-                            *f = Some(GatewayError::Io {
+                            *f = Some(RelayError::Io {
                                 what: format!("receiving on the {side:?} socket"),
                                 source,
                             });

@@ -1,0 +1,117 @@
+//! The UDP socket seam: the [`Udp`] trait both loops drive, the real socket [`SysUdp`], and
+//! [`wait_readable`], the bounded wait every blocking reader uses to notice shutdown.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+use thiserror::Error;
+
+/// Binding a UDP socket failed.
+#[derive(Debug, Error)]
+pub enum BindError {
+    /// The address is taken.
+    #[error("UDP address {0} is already in use (another tcpnc or service is bound to it)")]
+    AddrInUse(SocketAddr),
+    /// Another bind error.
+    #[error("cannot bind UDP {addr}: {source}")]
+    Other {
+        /// Address.
+        addr: SocketAddr,
+        /// OS error.
+        source: io::Error,
+    },
+}
+
+/// A UDP socket.
+pub trait Udp: Send + Sync + 'static {
+    /// Receives one datagram into `buf`, waiting at most `timeout`.
+    fn recv_from(
+        &self,
+        buf: &mut [u8],
+        timeout: Duration,
+    ) -> io::Result<Option<(usize, SocketAddr)>>;
+    /// Sends one datagram.
+    fn send_to(&self, datagram: &[u8], to: SocketAddr) -> io::Result<()>;
+    /// The bound address.
+    fn local_addr(&self) -> io::Result<SocketAddr>;
+}
+
+/// Waits until `fd` is readable or `timeout` passes; `Ok(false)` on timeout or EINTR.
+pub fn wait_readable(fd: RawFd, timeout: Duration) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: `pfd` is a valid pollfd for the duration of the call and nfds is 1.
+    let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok(false)
+        } else {
+            Err(e)
+        };
+    }
+    Ok(r > 0)
+}
+
+/// A bound UDP socket.
+#[derive(Debug)]
+pub struct SysUdp {
+    sock: UdpSocket,
+}
+
+impl SysUdp {
+    /// Binds `addr`; [`BindError::AddrInUse`] when taken.
+    pub fn bind(addr: SocketAddr) -> Result<SysUdp, BindError> {
+        let sock = UdpSocket::bind(addr).map_err(|e| match e.kind() {
+            io::ErrorKind::AddrInUse => BindError::AddrInUse(addr),
+            _ => BindError::Other { addr, source: e },
+        })?;
+        Ok(SysUdp { sock })
+    }
+
+    /// Wraps an already bound socket.
+    pub fn from_socket(sock: UdpSocket) -> SysUdp {
+        SysUdp { sock }
+    }
+}
+
+impl Udp for SysUdp {
+    fn recv_from(
+        &self,
+        buf: &mut [u8],
+        timeout: Duration,
+    ) -> io::Result<Option<(usize, SocketAddr)>> {
+        if !wait_readable(self.sock.as_raw_fd(), timeout)? {
+            return Ok(None);
+        }
+        match self.sock.recv_from(buf) {
+            Ok(v) => Ok(Some(v)),
+            // ICMP port unreachable from an earlier send surfaces here on Linux; not fatal.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted
+                        | io::ErrorKind::WouldBlock
+                        | io::ErrorKind::ConnectionRefused
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn send_to(&self, datagram: &[u8], to: SocketAddr) -> io::Result<()> {
+        self.sock.send_to(datagram, to).map(|_| ())
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.sock.local_addr()
+    }
+}
