@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tcpnc_codec::{Decoder, DecoderConfig, EmissionKind, Encoder, EncoderConfig, Mode};
+use tcpnc_codec::{CodingScheme, Decoder, DecoderConfig, EmissionKind, Encoder, EncoderConfig};
 
 const PACKET: usize = 1500;
 const WINDOWS: [usize; 4] = [8, 16, 32, 64];
@@ -18,7 +18,7 @@ fn symbol(index: u64) -> Vec<u8> {
 
 fn empty_encoder(window: usize) -> Encoder {
     Encoder::new(EncoderConfig {
-        mode: Mode::Dense,
+        mode: CodingScheme::Dense,
         max_symbols: window,
         max_symbol_len: PACKET,
     })

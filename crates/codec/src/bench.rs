@@ -22,8 +22,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use crate::{
-    DecodeError, Decoder, DecoderConfig, EmissionKind, EncodeError, Encoder, EncoderConfig, Mode,
-    Outcome, SplitMix64,
+    CodingScheme, DecodeError, Decoder, DecoderConfig, EmissionKind, EncodeError, Encoder,
+    EncoderConfig, Outcome, SplitMix64,
 };
 
 /// Packet size of every measurement.
@@ -171,7 +171,7 @@ fn measure_mul_add(budget: Duration, now: &mut dyn FnMut() -> Duration) -> f64 {
 
 fn dense_encoder(window: usize) -> Encoder {
     Encoder::new(EncoderConfig {
-        mode: Mode::Dense,
+        mode: CodingScheme::Dense,
         max_symbols: window,
         max_symbol_len: PACKET,
     })

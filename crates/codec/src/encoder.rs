@@ -7,22 +7,17 @@ use std::ops::Range;
 use crate::combine::{Coefficients, combine};
 use crate::error::EncodeError;
 
-/// What an emission of [`Encoder::next_emission`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Every emission is a random linear combination of the coding window, as in the TCP/NC
-    /// papers (§II-B: "for every arrival ... R random linear combinations").
-    Dense,
-    /// A newly added symbol is first emitted alone with coefficient 1; every further emission is
-    /// a random linear combination of the coding window (a repair).
-    Systematic,
-}
+/// What the emissions of [`Encoder::next_emission`] are: the engine's coding scheme (the one
+/// vocabulary's [`CodingScheme`]). Dense: every emission is a random linear combination of the
+/// coding window (§II-B). Systematic: a newly added symbol is first emitted alone with
+/// coefficient 1; every further emission is a random linear combination (a repair).
+pub use tcpnc_settings::CodingScheme;
 
 /// Limits and mode of an [`Encoder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EncoderConfig {
     /// Dense or systematic emissions.
-    pub mode: Mode,
+    pub mode: CodingScheme,
     /// The most symbols the coding buffer holds; [`Encoder::push`] fails beyond it.
     pub max_symbols: usize,
     /// The longest symbol accepted, in bytes.
@@ -165,7 +160,7 @@ impl Encoder {
         combine(symbols.map(Vec::as_slice), coefficients, out)
     }
 
-    /// Produces the next packet for the configured [`Mode`] into `out`: in systematic mode the
+    /// Produces the next packet for the configured [`CodingScheme`] into `out`: in systematic mode the
     /// oldest buffered symbol not yet emitted alone (copied, coefficient 1), otherwise a
     /// combination of [`window_range(window)`](Self::window_range) with coefficients from `seed`.
     pub fn next_emission(
@@ -180,7 +175,7 @@ impl Encoder {
         if self.symbols.is_empty() {
             return Err(EncodeError::NothingBuffered);
         }
-        if self.config.mode == Mode::Systematic && self.has_unsent_source() {
+        if self.config.mode == CodingScheme::Systematic && self.has_unsent_source() {
             let index = self.next_source.max(self.start);
             out.clear();
             out.extend_from_slice(&self.symbols[(index - self.start) as usize]);
@@ -200,7 +195,8 @@ impl Encoder {
 
     /// Systematic mode: whether a buffered symbol has not been emitted alone yet.
     pub fn has_unsent_source(&self) -> bool {
-        self.config.mode == Mode::Systematic && self.next_source.max(self.start) < self.end_index()
+        self.config.mode == CodingScheme::Systematic
+            && self.next_source.max(self.start) < self.end_index()
     }
 
     fn symbols_in(
@@ -227,7 +223,7 @@ mod tests {
     use super::*;
     use tcpnc_field::mul;
 
-    fn encoder(mode: Mode) -> Encoder {
+    fn encoder(mode: CodingScheme) -> Encoder {
         Encoder::new(EncoderConfig {
             mode,
             max_symbols: 4,
@@ -237,7 +233,7 @@ mod tests {
 
     #[test]
     fn push_assigns_increasing_indices_and_enforces_limits() {
-        let mut enc = encoder(Mode::Dense);
+        let mut enc = encoder(CodingScheme::Dense);
         for expected in 0..4 {
             assert_eq!(enc.push(&[expected as u8]), Ok(expected));
         }
@@ -257,7 +253,7 @@ mod tests {
 
     #[test]
     fn encode_pads_shorter_symbols_and_checks_arguments() {
-        let mut enc = encoder(Mode::Dense);
+        let mut enc = encoder(CodingScheme::Dense);
         enc.push(&[1, 2, 3]).unwrap();
         enc.push(&[4]).unwrap();
         let mut out = Vec::new();
@@ -289,7 +285,7 @@ mod tests {
 
     #[test]
     fn seeded_encode_equals_explicit_encode_with_expanded_coefficients() {
-        let mut enc = encoder(Mode::Dense);
+        let mut enc = encoder(CodingScheme::Dense);
         for k in 0..4u8 {
             enc.push(&[k, k.wrapping_mul(31), 200]).unwrap();
         }
@@ -305,7 +301,7 @@ mod tests {
 
     #[test]
     fn dense_mode_always_combines_the_window() {
-        let mut enc = encoder(Mode::Dense);
+        let mut enc = encoder(CodingScheme::Dense);
         let mut out = Vec::new();
         assert_eq!(
             enc.next_emission(2, 5, &mut out),
@@ -325,7 +321,7 @@ mod tests {
 
     #[test]
     fn systematic_mode_sends_each_new_symbol_alone_first() {
-        let mut enc = encoder(Mode::Systematic);
+        let mut enc = encoder(CodingScheme::Systematic);
         let mut out = Vec::new();
         enc.push(&[10, 11]).unwrap();
         enc.push(&[12]).unwrap();

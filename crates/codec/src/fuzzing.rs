@@ -9,8 +9,8 @@
 use std::collections::BTreeSet;
 
 use crate::{
-    Coefficients, DecodeError, Decoder, DecoderConfig, EmissionKind, Encoder, EncoderConfig, Mode,
-    Outcome, SymbolState, coefficients_from_seed,
+    CodingScheme, Coefficients, DecodeError, Decoder, DecoderConfig, EmissionKind, Encoder,
+    EncoderConfig, Outcome, SymbolState, coefficients_from_seed,
 };
 
 const MAX_TRUE_LEN: usize = 40;
@@ -170,9 +170,9 @@ impl Harness {
 pub fn decoder_ops(data: &[u8]) {
     let mut input = Input { data };
     let mode = if input.byte() & 1 == 0 {
-        Mode::Dense
+        CodingScheme::Dense
     } else {
-        Mode::Systematic
+        CodingScheme::Systematic
     };
     let mut encoder = Encoder::new(EncoderConfig {
         mode,

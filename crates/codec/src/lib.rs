@@ -9,7 +9,7 @@
 //! * **[`Encoder`]**: a bounded coding buffer. [`Encoder::push`] adds a symbol (it gets the next
 //!   index), [`Encoder::drop_below`] forgets acknowledged ones, [`Encoder::encode`] forms the
 //!   combination of any contiguous buffered range with [`Coefficients`] given explicitly or as a
-//!   seed, and [`Encoder::next_emission`] forms the next packet of the configured [`Mode`]
+//!   seed, and [`Encoder::next_emission`] forms the next packet of the configured [`CodingScheme`]
 //!   (dense: always a combination of the coding window; systematic: each new symbol first alone
 //!   with coefficient 1, then combinations).
 //! * **Coefficients from a seed**: [`coefficients_from_seed`] expands a `u32` with SplitMix64
@@ -25,9 +25,9 @@
 //!   [`DecodeError`]) that leaves the state unchanged. No input makes the decoder panic.
 //!
 //! ```
-//! use tcpnc_codec::{Decoder, DecoderConfig, Encoder, EncoderConfig, EmissionKind, Mode, Outcome};
+//! use tcpnc_codec::{Decoder, DecoderConfig, Encoder, EncoderConfig, EmissionKind, CodingScheme, Outcome};
 //!
-//! let mut encoder = Encoder::new(EncoderConfig { mode: Mode::Dense, max_symbols: 64, max_symbol_len: 1500 });
+//! let mut encoder = Encoder::new(EncoderConfig { mode: CodingScheme::Dense, max_symbols: 64, max_symbol_len: 1500 });
 //! let mut decoder = Decoder::new(DecoderConfig { max_rows: 64, max_span: 1024, max_symbol_len: 1500 });
 //! let mut packet = Vec::new();
 //! for (k, message) in [&b"hello"[..], b"network", b"coding"].iter().enumerate() {
@@ -62,6 +62,6 @@ mod prng;
 
 pub use combine::{Coefficients, combine};
 pub use decoder::{Decoder, DecoderConfig, Dropped, Outcome, Receipt, SymbolState};
-pub use encoder::{Emission, EmissionKind, Encoder, EncoderConfig, Mode};
+pub use encoder::{CodingScheme, Emission, EmissionKind, Encoder, EncoderConfig};
 pub use error::{DecodeError, EncodeError};
 pub use prng::{CoefficientStream, SplitMix64, coefficients_from_seed};

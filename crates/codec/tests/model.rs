@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 use tcpnc_codec::{
-    Coefficients, DecodeError, Decoder, DecoderConfig, EmissionKind, Encoder, EncoderConfig, Mode,
-    Outcome, SymbolState, coefficients_from_seed,
+    CodingScheme, Coefficients, DecodeError, Decoder, DecoderConfig, EmissionKind, Encoder,
+    EncoderConfig, Outcome, SymbolState, coefficients_from_seed,
 };
 use tcpnc_field::mul_reference as mul;
 
@@ -304,9 +304,9 @@ fn deliver(
 
 fn run(s: &Scenario) {
     let mode = if s.systematic {
-        Mode::Systematic
+        CodingScheme::Systematic
     } else {
-        Mode::Dense
+        CodingScheme::Dense
     };
     let mut encoder = Encoder::new(EncoderConfig {
         mode,
