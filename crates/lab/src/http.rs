@@ -44,7 +44,7 @@ pub struct HttpResult {
     /// sha256 of the downloaded file.
     pub sha256_received: String,
     /// Gateway counters.
-    pub gateways: Value,
+    pub gateways: Option<crate::session::GatewayStats>,
     /// Relay counters.
     pub link: Value,
 }
@@ -160,7 +160,7 @@ pub fn http_download(
         integrity_ok: got == bytes && sha_received == sha_served,
         sha256_served: sha_served,
         sha256_received: sha_received,
-        gateways: stats.gateways.unwrap_or(Value::Null),
+        gateways: stats.gateways,
         link: stats.link.unwrap_or(Value::Null),
     })
 }

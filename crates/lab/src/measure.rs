@@ -18,7 +18,7 @@ pub struct Measurement {
     #[serde(flatten)]
     pub transfer: TransferResult,
     /// `{"client": ..., "server": ...}` gateway stats snapshots (null in direct mode).
-    pub gateways: Value,
+    pub gateways: Option<crate::session::GatewayStats>,
     /// The relay's counters (null in direct mode).
     pub link: Value,
     /// iperf3's figures, when asked for.
@@ -104,7 +104,7 @@ pub fn measure(
     };
     Ok(Measurement {
         transfer,
-        gateways: stats.gateways.unwrap_or(Value::Null),
+        gateways: stats.gateways,
         link: stats.link.unwrap_or(Value::Null),
         iperf3,
         settings: settings_json(mode, path, coding, t),

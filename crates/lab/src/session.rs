@@ -7,13 +7,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::child::Child;
 use crate::error::{LabError, Result};
 use crate::guard::ScratchDir;
 use crate::netns::{self, Proto, in_netns};
+use serde::Serialize;
 use tcpnc_gateway::config::{RawCoding, RawConfig, RawInterface, RawPeer};
+use tcpnc_gateway::stats::Snapshot;
 use tcpnc_link::LossModel;
 use tcpnc_relay::RelayArgs;
 use tcpnc_settings::CodingMode;
@@ -136,11 +138,20 @@ pub struct Session<'a> {
     gateways: Vec<(Child, PathBuf)>,
 }
 
+/// The two gateways' final stats files, read back as the gateway's own [`Snapshot`] type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GatewayStats {
+    /// The client-side gateway (data sender's side).
+    pub client: Snapshot,
+    /// The server-side gateway.
+    pub server: Snapshot,
+}
+
 /// Counters collected when a session stops.
 #[derive(Debug, Clone, Default)]
 pub struct SessionStats {
-    /// `{"client": snapshot, "server": snapshot}` of the gateways' stats files.
-    pub gateways: Option<Value>,
+    /// The gateways' final stats files (`{"client": .., "server": ..}` in JSON).
+    pub gateways: Option<GatewayStats>,
     /// The relay's counters.
     pub link: Option<Value>,
 }
@@ -225,7 +236,7 @@ impl<'a> Session<'a> {
         let mut snaps = Vec::new();
         for (mut gw, stats) in std::mem::take(&mut self.gateways) {
             gw.stop();
-            snaps.push(read_json(&stats, gw.name())?);
+            snaps.push(read_snapshot(&stats, gw.name())?);
         }
         let link = match self.relay.take() {
             Some((mut relay, stats)) => {
@@ -235,12 +246,21 @@ impl<'a> Session<'a> {
             None => None,
         };
         let mut it = snaps.into_iter();
-        let gateways = json!({"client": it.next(), "server": it.next()});
-        Ok(SessionStats {
-            gateways: Some(gateways),
-            link,
-        })
+        let gateways = match (it.next(), it.next()) {
+            (Some(client), Some(server)) => Some(GatewayStats { client, server }),
+            _ => None,
+        };
+        Ok(SessionStats { gateways, link })
     }
+}
+
+/// A gateway's stats file as the gateway's [`Snapshot`]: a renamed or retyped field fails here.
+fn read_snapshot(path: &Path, who: &str) -> Result<Snapshot> {
+    let text = std::fs::read_to_string(path).map_err(|e| LabError::file(path, e))?;
+    serde_json::from_str(&text).map_err(|e| LabError::Report {
+        who: who.to_string(),
+        detail: e.to_string(),
+    })
 }
 
 fn read_json(path: &Path, who: &str) -> Result<Value> {
