@@ -2,12 +2,10 @@
 //! they measure, in [`tcpnc_codec::bench`] (region kernels, the encoder's combination routine
 //! that the engine's sender runs, the decoder); this module passes them the clock.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use serde::Serialize;
-use tcpnc_codec::bench::{STREAM, WINDOWS};
+use tcpnc_codec::bench::{CodecReport, STREAM, WINDOWS};
 use tcpnc_field::Tier;
 
 /// Arguments of `tcpnc bench`.
@@ -33,26 +31,6 @@ pub struct BenchArgs {
 pub enum BenchTarget {
     /// GF(2^8) region kernels, encoder and decoder.
     Codec,
-}
-
-/// The result of `tcpnc bench codec` as printed with `--json` (the fields of
-/// [`tcpnc_codec::bench::CodecReport`], in its order).
-#[derive(Debug, Clone, Serialize)]
-pub struct CodecReport {
-    /// Name of the GF(2^8) tier used.
-    pub tier: String,
-    /// Bytes per packet.
-    pub packet_bytes: usize,
-    /// Seconds per measurement.
-    pub seconds_per_measurement: f64,
-    /// memcpy of one 1500-byte packet, GB/s.
-    pub memcpy_gbps: f64,
-    /// `mul_add` of one 1500-byte packet, GB/s.
-    pub mul_add_gbps: f64,
-    /// Dense encoder, coded packets per second, by window.
-    pub encode_pps: BTreeMap<String, f64>,
-    /// Decoder, innovative packets consumed per second, by window.
-    pub decode_pps: BTreeMap<String, f64>,
 }
 
 /// Runs `tcpnc bench`.
@@ -92,16 +70,7 @@ fn force_tier(name: &str) -> Result<()> {
 pub fn measure_codec(budget: Duration, stream: usize) -> Result<CodecReport> {
     let origin = Instant::now();
     let mut now = || origin.elapsed();
-    let r = tcpnc_codec::bench::measure_codec(budget, stream, &mut now)?;
-    Ok(CodecReport {
-        tier: r.tier,
-        packet_bytes: r.packet_bytes,
-        seconds_per_measurement: r.seconds_per_measurement,
-        memcpy_gbps: r.memcpy_gbps,
-        mul_add_gbps: r.mul_add_gbps,
-        encode_pps: r.encode_pps,
-        decode_pps: r.decode_pps,
-    })
+    Ok(tcpnc_codec::bench::measure_codec(budget, stream, &mut now)?)
 }
 
 fn render_table(report: &CodecReport) -> String {

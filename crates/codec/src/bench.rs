@@ -36,8 +36,9 @@ const POOL: usize = 64;
 /// a packet a receiver has just read from its socket.
 pub const STREAM: usize = 512;
 
-/// What one `tcpnc bench codec` run measured.
+/// What one `tcpnc bench codec` run measured (its `--json` output, with feature `serde`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CodecReport {
     /// Name of the GF(2^8) tier used.
     pub tier: String,
