@@ -126,10 +126,8 @@ impl Backend for SimBackend {
             PathMode::Plain | PathMode::Direct => tcpnc_sim::run(&cfg),
             PathMode::Nc => {
                 let engine = engine_config(p);
-                let mut client = NcBox::new(engine.clone(), seed ^ 0x6e63_2d63_6c69_656e)
-                    .map_err(|e| fail(e.to_string()))?;
-                let mut server = NcBox::new(engine, seed ^ 0x6e63_2d73_6572_7665)
-                    .map_err(|e| fail(e.to_string()))?;
+                let (mut client, mut server) =
+                    NcBox::pair(engine, seed).map_err(|e| fail(e.to_string()))?;
                 tcpnc_sim::run_with_boxes(&cfg, &mut client, &mut server)
             }
         }

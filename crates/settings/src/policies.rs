@@ -144,12 +144,12 @@ named_enum! {
     /// A named base set of policies; the keys a user gives ([`PolicyOverrides`]) replace its
     /// values. `tcpnc sim --profile`, plan key `profile`.
     pub enum Profile {
-        /// The product's set ([`Policies::product`]): what `tcpnc up` and `tcpnc lab` run.
+        /// The product's set (Policies::product): what `tcpnc up` and `tcpnc lab` run.
         Default = "default",
-        /// The simulator's set for the path's known loss ([`Policies::simulator`]): W 16.
+        /// The simulator's set for the path's known loss (Policies::simulator): W 16.
         Simulator = "simulator",
         /// The implementation paper's experiment (§VI) for the path's known loss
-        /// ([`Policies::paper_experiment`]): W 3.
+        /// (Policies::paper_experiment): W 3.
         Experiment = "experiment",
     }
 }

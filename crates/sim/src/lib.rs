@@ -29,6 +29,7 @@ mod endpoint;
 pub mod event_loop;
 pub mod nc_box;
 pub mod report;
+pub mod run_spec;
 pub mod tcp_counters;
 
 pub use config::{CongestionControl, SimConfig, SimError};

@@ -14,6 +14,11 @@ use tcpnc_proto::{ConfigError, Engine, EngineConfig, EngineStats, Event};
 /// nc runs compare fairly.
 pub const OUTER_HEADER_LEN: usize = tcpnc_proto::wire::OUTER_HEADER_V4;
 
+/// Seed offset of the client-side engine ("nc-clien").
+pub const CLIENT_SEED_XOR: u64 = 0x6e63_2d63_6c69_656e;
+/// Seed offset of the server-side engine ("nc-serve").
+pub const SERVER_SEED_XOR: u64 = 0x6e63_2d73_6572_7665;
+
 /// One side of the TCP/NC tunnel in the simulator.
 #[derive(Debug)]
 pub struct NcBox {
@@ -29,6 +34,16 @@ impl NcBox {
             engine: Engine::new(config, seed)?,
             runts: 0,
         })
+    }
+
+    /// The client's and the server's box for one run with master seed `seed`: each engine
+    /// draws its coefficients from its own stream (`seed` xor the ASCII of "nc-clien" and
+    /// "nc-serve"), the same in `tcpnc sim` and the experiment runner.
+    pub fn pair(config: EngineConfig, seed: u64) -> Result<(NcBox, NcBox), ConfigError> {
+        Ok((
+            NcBox::new(config.clone(), seed ^ CLIENT_SEED_XOR)?,
+            NcBox::new(config, seed ^ SERVER_SEED_XOR)?,
+        ))
     }
 
     /// The engine's counters.

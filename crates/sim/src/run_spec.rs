@@ -1,0 +1,259 @@
+//! [`RunSpec`]: one simulated transfer as a user states it (`tcpnc sim`'s flags, feature
+//! `clap`): the path, the TCP, the transfer and the coding policies; how it becomes a
+//! [`SimConfig`] and engines, and how its result is reported (JSON and a summary).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tcpnc_link::{LinkError, LinkStats, LossModel, LossPosition, QueueLimit};
+use tcpnc_proto::settings::{CongestionControl, PathMode, Policies, PolicyOverrides, Profile};
+use tcpnc_proto::{ConfigError, EngineConfig};
+
+use crate::config::{SimConfig, SimError};
+use crate::nc_box::{NcBox, OUTER_HEADER_LEN};
+use crate::report::SimReport;
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunSpecError {
+    /// A value out of range (the flag and why).
+    #[error("{0}")]
+    Invalid(String),
+    /// The loss model refused `--loss` / `--burst`.
+    #[error("--loss, --burst: {0}")]
+    Loss(#[from] LinkError),
+    /// The simulator refused the configuration.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// The engines refused their configuration.
+    #[error("invalid engine configuration: {0}")]
+    Engine(#[from] ConfigError),
+}
+
+/// One simulated bulk transfer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct RunSpec {
+    /// Path mode (plain or nc; direct is a lab mode).
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = PathMode::Plain))]
+    #[serde(skip)]
+    pub mode: PathMode,
+    /// Base policy set (nc mode): simulator = W 16, R = 1/(1 − loss) + 0.03 + 0.3·loss (1
+    /// without loss), dense, seeded, deficit repair, Mitsuzumi's ACK rule; default = the
+    /// product's (tcpnc up: W 12, R auto); experiment = the paper's W 3 with the simulator's R.
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = Profile::Simulator))]
+    pub profile: Profile,
+    /// Congestion control of both endpoints (smoltcp: reno, cubic or none).
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = CongestionControl::Reno))]
+    pub cc: CongestionControl,
+    /// Bottleneck rate of both directions, Mbit/s.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10.0))]
+    pub rate_mbit: f64,
+    /// One-way propagation delay of both directions, ms.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 20.0))]
+    pub delay_ms: f64,
+    /// Mean loss probability on the data (forward) direction.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.0))]
+    pub loss: f64,
+    /// Mean loss burst length in packets: > 1 uses a Gilbert-Elliott model with mean
+    /// loss `--loss`; 1 (default) uses Bernoulli loss.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1.0))]
+    pub burst: f64,
+    /// Bernoulli loss probability on the ACK (reverse) direction.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.0))]
+    pub reverse_loss: f64,
+    /// Apply loss before the queue instead of after it.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub loss_before_queue: bool,
+    /// Drop-tail queue limit in packets (both directions).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1000))]
+    pub queue_packets: usize,
+    /// Uniform jitter bound, ms (both directions).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.0))]
+    pub jitter_ms: f64,
+    /// Let jitter reorder packets.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub reorder: bool,
+    /// Bytes to transfer.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10_000_000))]
+    pub bytes: u64,
+    /// Master seed.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
+    pub seed: u64,
+    /// IP MTU of the TCP endpoints.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1500))]
+    pub mtu: usize,
+    /// Socket send and receive buffer size, KiB.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1024))]
+    pub buffer_kib: usize,
+    /// Delayed-ACK timeout, ms (0 = ACK immediately).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10))]
+    pub ack_delay_ms: u64,
+    /// Virtual time limit, s.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 600.0))]
+    pub max_sim_s: f64,
+    /// Coding policies (nc mode); each replaces the profile's value.
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(skip)]
+    pub policies: PolicyOverrides,
+}
+
+fn secs(s: f64, name: &str) -> Result<Duration, RunSpecError> {
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| RunSpecError::Invalid(format!("{name} must be a non-negative number")))
+}
+
+impl RunSpec {
+    /// The policy set of the engines: the profile's for the path's loss, keys replaced.
+    pub fn policies(&self) -> Policies {
+        self.profile.policies(self.loss).with(&self.policies)
+    }
+
+    /// The TCP/NC engine configuration (both sides).
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig::new(&self.policies(), self.mtu.saturating_sub(OUTER_HEADER_LEN))
+    }
+
+    /// The simulator configuration.
+    pub fn sim_config(&self) -> Result<SimConfig, RunSpecError> {
+        if !(self.rate_mbit > 0.0 && self.rate_mbit.is_finite()) {
+            return Err(RunSpecError::Invalid("--rate-mbit must be > 0".into()));
+        }
+        let mut cfg = SimConfig::new()
+            .with_bytes(self.bytes)
+            .with_seed(self.seed)
+            .with_cc(self.cc)
+            .with_rate_bps((self.rate_mbit * 1e6).round() as u64)
+            .with_delay(secs(self.delay_ms / 1e3, "--delay-ms")?)
+            .with_forward_loss(LossModel::from_mean(self.loss, self.burst)?)
+            .with_reverse_loss(LossModel::bernoulli(self.reverse_loss))
+            .with_loss_position(if self.loss_before_queue {
+                LossPosition::BeforeQueue
+            } else {
+                LossPosition::AfterQueue
+            })
+            .with_queue(QueueLimit::Packets(self.queue_packets))
+            .with_max_sim_time(secs(self.max_sim_s, "--max-sim-s")?);
+        let jitter = secs(self.jitter_ms / 1e3, "--jitter-ms")?;
+        cfg.forward = cfg.forward.with_jitter(jitter, self.reorder);
+        cfg.reverse = cfg.reverse.with_jitter(jitter, self.reorder);
+        cfg.mtu = self.mtu;
+        cfg.rx_buffer = self.buffer_kib.saturating_mul(1024);
+        cfg.tx_buffer = cfg.rx_buffer;
+        cfg.ack_delay = (self.ack_delay_ms > 0).then(|| Duration::from_millis(self.ack_delay_ms));
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Runs the transfer.
+    pub fn run(&self) -> Result<SimReport, RunSpecError> {
+        let cfg = self.sim_config()?;
+        Ok(match self.mode {
+            PathMode::Plain => crate::run(&cfg)?,
+            PathMode::Direct => {
+                return Err(RunSpecError::Invalid(
+                    "--mode direct is a lab mode (tcpnc lab); the simulator runs plain or nc"
+                        .into(),
+                ));
+            }
+            PathMode::Nc => {
+                let (mut client, mut server) = NcBox::pair(self.engine_config(), self.seed)?;
+                crate::run_with_boxes(&cfg, &mut client, &mut server)?
+            }
+        })
+    }
+
+    /// The result as one JSON object: the report, the mode, the flat counters named by the
+    /// implementation issue, the wall time and `config` (this spec and the whole policy set).
+    pub fn result_json(&self, r: &SimReport, wall_s: f64) -> Value {
+        let mut v = report_json(r);
+        v["mode"] = json!(self.mode);
+        let get = |m: &BTreeMap<String, u64>, k: &str| m.get(k).copied();
+        v["coded_sent"] = json!(get(&r.client_box, "data_sent"));
+        v["redundant_sent"] = json!(get(&r.client_box, "redundant_sent"));
+        v["innovative_received"] = json!(get(&r.server_box, "innovative_received"));
+        v["nc_acks"] = json!(get(&r.server_box, "acks_sent"));
+        v["tcp_retransmissions"] = json!(r.tcp.retransmissions);
+        v["wall_s"] = json!(wall_s);
+        let mut config = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let (Some(c), Value::Object(p)) = (config.as_object_mut(), json!(self.policies())) {
+            c.extend(p);
+        }
+        v["config"] = config;
+        v
+    }
+}
+
+/// The report as a JSON object (everything but the run's configuration and wall time).
+pub fn report_json(r: &SimReport) -> Value {
+    json!({
+        "outcome": r.outcome.as_str(),
+        "goodput_mbit": r.goodput_mbit,
+        "completion_s": r.completion_s,
+        "integrity_ok": r.integrity_ok,
+        "bytes_requested": r.bytes_requested,
+        "bytes_written": r.bytes_written,
+        "bytes_delivered": r.bytes_delivered,
+        "sha256_sent": hex(&r.sha256_sent),
+        "sha256_received": hex(&r.sha256_received),
+        "tcp": {
+            "data_segments": r.tcp.data_segments,
+            "retransmissions": r.tcp.retransmissions,
+            "retransmitted_bytes": r.tcp.retransmitted_bytes,
+            "acks": r.tcp.acks,
+            "dup_acks": r.tcp.dup_acks,
+        },
+        "forward": link_json(&r.forward),
+        "reverse": link_json(&r.reverse),
+        "client_box": r.client_box,
+        "server_box": r.server_box,
+        "steps": r.steps,
+    })
+}
+
+fn link_json(s: &LinkStats) -> Value {
+    json!({
+        "sent": s.sent,
+        "sent_bytes": s.sent_bytes,
+        "delivered": s.delivered,
+        "delivered_bytes": s.delivered_bytes,
+        "dropped_loss": s.dropped_loss,
+        "dropped_queue": s.dropped_queue,
+        "duplicated": s.duplicated,
+        "corrupted": s.corrupted,
+        "max_queue_packets": s.max_queue_packets,
+        "max_queue_bytes": s.max_queue_bytes,
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The report as a few lines for a terminal.
+pub fn summary(r: &SimReport, wall_s: f64) -> String {
+    let mut s = format!(
+        "outcome {}  integrity {}\n\
+         goodput {:.3} Mbit/s  completion {:.3} s (virtual)  wall {:.3} s\n\
+         bytes {}/{} delivered  tcp: {} data segments, {} retransmissions, {} dup ACKs",
+        r.outcome.as_str(),
+        if r.integrity_ok { "ok" } else { "FAILED" },
+        r.goodput_mbit,
+        r.completion_s,
+        wall_s,
+        r.bytes_delivered,
+        r.bytes_requested,
+        r.tcp.data_segments,
+        r.tcp.retransmissions,
+        r.tcp.dup_acks
+    );
+    for (name, l) in [("forward", &r.forward), ("reverse", &r.reverse)] {
+        s += &format!(
+            "\n{name}: sent {} delivered {} lost {} queue-dropped {} max-queue {} pkts",
+            l.sent, l.delivered, l.dropped_loss, l.dropped_queue, l.max_queue_packets
+        );
+    }
+    s
+}
