@@ -1,14 +1,14 @@
 //! Backends run one point once: [`Backend`], its [`RunRecord`], and the simulator backend.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tcpnc_proto::EngineConfig;
-use tcpnc_sim::nc_box::{NcBox, OUTER_HEADER_LEN};
-use tcpnc_sim::tcpnc_link::{LossModel, QueueLimit};
+use tcpnc_sim::nc_box::NcBox;
+use tcpnc_sim::run_spec::RunSpec;
 use tcpnc_sim::{SimConfig, SimOutcome};
 
 use crate::error::{ExperimentError, Result};
-use crate::params::{CongestionControl as Cc, Params, PathMode};
+use crate::params::{CongestionControl as Cc, LossPosition, Params, PathMode};
 
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,45 +47,52 @@ pub trait Backend {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SimBackend;
 
-/// The simulator configuration of a point.
-pub fn sim_config(p: &Params, seed: u64) -> Result<SimConfig> {
-    let (bytes, limit) = match p.duration_s {
-        // A session: more bytes than the link can carry, cut at `duration_s`.
-        Some(d) => (
-            ((p.rate_mbit * 1e6 / 8.0 * d * 1.2) as u64).max(1),
-            Duration::from_secs_f64(d),
-        ),
-        None => (p.bytes, Duration::from_secs_f64(p.timeout_s)),
+/// The simulator run of a point with `seed`, as `tcpnc sim` would state it: a fixed-size
+/// transfer bounded by `timeout_s`, or a session (more bytes than the link can carry, cut at
+/// `duration_s`).
+pub fn run_spec(p: &Params, seed: u64) -> RunSpec {
+    let (bytes, max_sim_s) = match p.duration_s {
+        Some(d) => (((p.rate_mbit * 1e6 / 8.0 * d * 1.2) as u64).max(1), d),
+        None => (p.bytes, p.timeout_s),
     };
-    let mut cfg = SimConfig::new()
-        .with_bytes(bytes)
-        .with_seed(seed)
-        .with_cc(p.cc)
-        .with_rate_bps((p.rate_mbit * 1e6).round() as u64)
-        .with_delay(Duration::from_secs_f64(p.delay_ms / 1e3))
-        .with_forward_loss(LossModel::from_mean(p.loss, p.burst).map_err(|e| {
-            ExperimentError::Backend {
-                backend: "sim".into(),
-                detail: e.to_string(),
-            }
-        })?)
-        .with_reverse_loss(LossModel::bernoulli(p.reverse_loss))
-        .with_loss_position(p.loss_position)
-        .with_queue(QueueLimit::Packets(p.queue_packets))
-        .with_max_sim_time(limit);
-    cfg.mtu = p.mtu;
-    cfg.rx_buffer = p.buffer_kib.saturating_mul(1024);
-    cfg.tx_buffer = cfg.rx_buffer;
-    cfg.ack_delay = (p.ack_delay_ms > 0).then(|| Duration::from_millis(p.ack_delay_ms));
-    let jitter = Duration::from_secs_f64(p.jitter_ms / 1e3);
-    cfg.forward = cfg.forward.with_jitter(jitter, p.reorder);
-    cfg.reverse = cfg.reverse.with_jitter(jitter, p.reorder);
-    Ok(cfg)
+    RunSpec {
+        mode: p.mode,
+        profile: p.profile,
+        cc: p.cc,
+        rate_mbit: p.rate_mbit,
+        delay_ms: p.delay_ms,
+        loss: p.loss,
+        burst: p.burst,
+        reverse_loss: p.reverse_loss,
+        loss_before_queue: p.loss_position == LossPosition::BeforeQueue,
+        queue_packets: p.queue_packets,
+        jitter_ms: p.jitter_ms,
+        reorder: p.reorder,
+        bytes,
+        seed,
+        mtu: p.mtu,
+        buffer_kib: p.buffer_kib,
+        ack_delay_ms: p.ack_delay_ms,
+        max_sim_s,
+        policies: p.coding,
+    }
 }
 
-/// The TCP/NC engine configuration of a point (both sides).
+fn sim_error(e: impl std::fmt::Display) -> ExperimentError {
+    ExperimentError::Backend {
+        backend: "sim".into(),
+        detail: e.to_string(),
+    }
+}
+
+/// The simulator configuration of a point.
+pub fn sim_config(p: &Params, seed: u64) -> Result<SimConfig> {
+    run_spec(p, seed).sim_config().map_err(sim_error)
+}
+
+/// The TCP/NC engine configuration of a point (both sides), with the point's buffers.
 pub fn engine_config(p: &Params) -> EngineConfig {
-    let mut e = EngineConfig::new(&p.policies(), p.mtu.saturating_sub(OUTER_HEADER_LEN));
+    let mut e = run_spec(p, 0).engine_config();
     e.limits.coding_buffer_packets = p.buffer_packets;
     e.limits.decoding_buffer_packets = p.buffer_packets;
     e
@@ -105,10 +112,7 @@ impl Backend for SimBackend {
         if p.cc == Cc::Bbr {
             return Err("cc = bbr needs the lab backend (smoltcp has no BBR)".into());
         }
-        sim_config(p, 1)
-            .map_err(|e| e.to_string())?
-            .validate()
-            .map_err(|e| e.to_string())?;
+        sim_config(p, 1).map_err(|e| e.to_string())?;
         if p.mode == PathMode::Nc {
             NcBox::new(engine_config(p), 1).map_err(|e| format!("engine: {e}"))?;
         }
@@ -172,7 +176,7 @@ mod tests {
             tcpnc_sim::tcpnc_link::LossModel::GilbertElliott { .. }
         ));
         assert!(cfg.forward.jitter.allow_reordering);
-        assert_eq!(cfg.reverse.jitter.max, Duration::from_millis(3));
+        assert_eq!(cfg.reverse.jitter.max, std::time::Duration::from_millis(3));
         assert!(SimBackend.check(&p).is_ok());
     }
 }
