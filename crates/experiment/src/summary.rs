@@ -222,16 +222,21 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
         })
         .collect();
     // A fixed key's value from the first point where it matters (nc-only keys: an nc point).
+    let first = plan.points[0].params.values();
+    let first_nc = plan
+        .points
+        .iter()
+        .find(|p| p.params.mode == PathMode::Nc)
+        .map(|p| p.params.values());
     let fixed: serde_json::Map<String, Value> = keys()
         .iter()
         .filter(|k| !plan.varying.contains(k))
         .map(|k| {
-            let p = plan
-                .points
-                .iter()
-                .find(|p| p.params.mode == PathMode::Nc || !nc_only(k))
-                .unwrap_or(&plan.points[0]);
-            (k.to_string(), p.params.values()[*k].clone())
+            let v = match &first_nc {
+                Some(nc) if nc_only(k) => nc,
+                _ => &first,
+            };
+            (k.to_string(), v[*k].clone())
         })
         .collect();
     json!({

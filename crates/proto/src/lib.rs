@@ -6,7 +6,6 @@
 pub mod coding_buffer;
 pub mod tcp;
 
-pub mod ack_policy;
 pub mod config;
 pub mod connection;
 pub mod context;
@@ -27,13 +26,13 @@ pub mod stats;
 mod test_util;
 pub mod testing;
 
-pub use ack_policy::{AckDecision, AckPolicy};
 pub use config::{ConfigError, EngineConfig, Limits};
 pub use engine::Engine;
 pub use event::{CloseReason, DropReason, Event};
 pub use seam::{Counters, PassThrough, Seam};
 pub use stats::{EngineStats, FlowStats};
 pub use tcpnc_settings as settings;
+pub use tcpnc_settings::{AckDecision, AckPolicy};
 pub use tcpnc_settings::{
     CodingScheme, CoefficientTransport, Policies, PolicyOverrides, RedundancyPolicy, RepairPolicy,
 };

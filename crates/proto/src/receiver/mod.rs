@@ -23,12 +23,12 @@ use std::time::Duration;
 use tcpnc_codec::{Decoder, DecoderConfig, Outcome};
 use tcpnc_wire::{Coefficients, DataRepr, FlowId, SeqRange};
 
-use crate::ack_policy::AckDecision;
 use crate::context::Context;
 use crate::event::{DropReason, Event};
 use crate::flow_id_conversion::flow_key;
 use crate::loss_tracker::PidTracker;
 use crate::tcp::{FlowKey, seq_lt};
+use tcpnc_settings::AckDecision;
 
 /// Largest decoded symbol accepted: a maximal TCP segment without ports.
 const MAX_SYMBOL_LEN: usize = 65_536;
