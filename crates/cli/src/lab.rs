@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use tcpnc_experiment::demo;
 use tcpnc_lab::settings::{PathSettings, TransferSettings};
 use tcpnc_lab::{Lab, guard, http, measure, progress};
-use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides};
+use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides, Profile};
 
 /// Arguments of `tcpnc lab`.
 #[derive(Debug, Clone, Args)]
@@ -123,6 +123,26 @@ impl TransferArgs {
     }
 }
 
+/// Coding policies of the nc gateways.
+#[derive(Debug, Clone, Args)]
+pub struct CodingArgs {
+    /// Base policy set: default = the gateways' own (the product's: W 12, R auto, dense,
+    /// seeded, deficit repair, Mitsuzumi's ACK rule); simulator or experiment = those sets for
+    /// the emulated --loss (R fixed from it). The resolved set is handed to both gateways.
+    #[arg(long, value_enum, default_value_t = Profile::Default)]
+    pub profile: Profile,
+    /// Policy keys; each replaces the profile's value.
+    #[command(flatten)]
+    pub policies: PolicyOverrides,
+}
+
+impl CodingArgs {
+    /// The whole policy set for a path of loss rate `loss`, as gateway `[coding]` keys.
+    fn resolved(&self, loss: f64) -> PolicyOverrides {
+        PolicyOverrides::from(self.profile.policies(loss).with(&self.policies))
+    }
+}
+
 /// `tcpnc lab compare`.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
@@ -130,10 +150,8 @@ pub struct CompareArgs {
     pub path: PathArgs,
     #[command(flatten)]
     pub transfer: TransferArgs,
-    /// Coding policies of the nc gateways; absent keys take the gateway's defaults (the
-    /// product's set: W 12, R auto, dense, seeded, deficit repair, Mitsuzumi's ACK rule).
     #[command(flatten)]
-    pub coding: PolicyOverrides,
+    pub coding: CodingArgs,
     /// Also measure with iperf3 when it is installed.
     #[arg(long)]
     pub iperf3: bool,
@@ -152,10 +170,8 @@ pub struct RunArgs {
     pub path: PathArgs,
     #[command(flatten)]
     pub transfer: TransferArgs,
-    /// Coding policies of the nc gateways; absent keys take the gateway's defaults (the
-    /// product's set: W 12, R auto, dense, seeded, deficit repair, Mitsuzumi's ACK rule).
     #[command(flatten)]
-    pub coding: PolicyOverrides,
+    pub coding: CodingArgs,
     /// Also measure with iperf3 when it is installed.
     #[arg(long)]
     pub iperf3: bool,
@@ -202,10 +218,8 @@ pub struct HttpArgs {
     pub bytes: u64,
     #[command(flatten)]
     pub path: PathArgs,
-    /// Coding policies of the nc gateways; absent keys take the gateway's defaults (the
-    /// product's set: W 12, R auto, dense, seeded, deficit repair, Mitsuzumi's ACK rule).
     #[command(flatten)]
-    pub coding: PolicyOverrides,
+    pub coding: CodingArgs,
     /// Bound on the download, seconds.
     #[arg(long, default_value_t = 120.0)]
     pub timeout_s: f64,
@@ -318,7 +332,11 @@ pub fn run(args: LabArgs) -> Result<()> {
 fn compare(a: CompareArgs) -> Result<()> {
     let lab = new_lab()?;
     let bar = progress::bar(!a.json);
-    let (path, coding, t) = (a.path.settings(), a.coding, a.transfer.settings());
+    let (path, coding, t) = (
+        a.path.settings(),
+        a.coding.resolved(a.path.loss),
+        a.transfer.settings(),
+    );
     let c = measure::compare(&lab, &path, &coding, &t, a.iperf3, &bar)?;
     bar.finish_and_clear();
     if a.json {
@@ -351,7 +369,7 @@ fn run_one(a: RunArgs) -> Result<()> {
         &lab,
         m,
         &a.path.settings(),
-        &a.coding,
+        &a.coding.resolved(a.path.loss),
         &a.transfer.settings(),
         a.iperf3,
         &bar,
@@ -410,7 +428,7 @@ fn run_http(a: HttpArgs) -> Result<()> {
         &lab,
         a.mode,
         &a.path.settings(),
-        &a.coding,
+        &a.coding.resolved(a.path.loss),
         a.bytes,
         a.timeout_s,
     )?;
