@@ -13,13 +13,13 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tcpnc_proto::seam::{keepalive_frame, parse_keepalive};
+use tcpnc_proto::tcp::read_ip_header;
 use tcpnc_wire::KeepaliveRepr;
 
 use crate::cidr::PrefixTable;
 use crate::config::Peer;
 use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
-use crate::ip_header::packet_destination;
 use crate::peer_engine::PeerEngine;
 use crate::stats::{
     GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
@@ -253,7 +253,9 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             Input::Tun(packet) => {
                 self.counters.tun_rx_packets += 1;
                 self.counters.tun_rx_bytes += packet.len() as u64;
-                let peer = packet_destination(&packet).and_then(|d| self.routes.lookup(d));
+                let peer = read_ip_header(&packet)
+                    .ok()
+                    .and_then(|h| self.routes.lookup(h.dst));
                 match peer {
                     Some(&i) => {
                         let slot = &mut self.peers[i];

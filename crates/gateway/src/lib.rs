@@ -7,7 +7,6 @@
 //!   of `tcpnc-relay`).
 //! * [`peer_engine`]: the per-peer engine the loop drives, a [`tcpnc_proto::seam::Seam`]
 //!   element: the TCP/NC engine or the uncoded tagged pass-through.
-//! * [`ip_header`]: the one reader of IP headers of any protocol (routing, pass-through).
 //! * [`gateway`]: the event loop (reader threads + one owner thread), routing by
 //!   allowed_ips (longest prefix), peers by endpoint, counters.
 //! * [`up`]: `tcpnc up` assembled from the above on real devices.
@@ -18,7 +17,6 @@ pub mod config;
 pub mod error;
 pub mod gateway;
 pub mod io;
-pub mod ip_header;
 pub mod peer_engine;
 pub mod shutdown;
 pub mod stats;

@@ -2,13 +2,12 @@
 //! ([`tcpnc_proto::Engine`]) or, for `coding.mode = "off"`, the tagged [`PassThrough`]; and the
 //! mapping of the gateway config onto [`EngineConfig`].
 
-use tcpnc_proto::seam::{Framing, PassThrough, Seam};
+use tcpnc_proto::seam::{PassThrough, Seam};
 use tcpnc_proto::settings::CodingMode;
 use tcpnc_proto::{Engine, EngineConfig};
 
 use crate::config::Config;
 use crate::error::GatewayError;
-use crate::ip_header::inspect;
 
 /// One peer's engine, driven by the gateway loop.
 pub type PeerEngine = Box<dyn Seam + Send>;
@@ -36,9 +35,9 @@ pub fn build(config: &Config, index: usize) -> Result<PeerEngine, GatewayError> 
 }
 
 /// The uncoded engine: each IP packet framed as `[PASS_THROUGH_TAG] ++ packet`, checked and
-/// counted per flow with the gateway's [`crate::ip_header`] reader; queues of `queue_limit`.
+/// counted per flow with the engine's IP header reader; queues of `queue_limit`.
 pub fn pass_through(queue_limit: usize) -> PassThrough {
-    PassThrough::new(Framing::Tagged(inspect), queue_limit)
+    PassThrough::tagged(queue_limit)
 }
 
 /// Builds the engine for peer `index` of `config`.
@@ -59,8 +58,24 @@ mod tests {
     use tcpnc_proto::seam::PASS_THROUGH_TAG;
 
     use super::*;
-    use crate::ip_header::tests::ipv4_udp;
     use crate::stats::counters_json;
+
+    /// Builds an IPv4/UDP packet (checksums left zero; UDP checksum 0 is legal in IPv4).
+    fn ipv4_udp(src: [u8; 4], dst: [u8; 4], sp: u16, dp: u16, data: &[u8]) -> Vec<u8> {
+        let total = 28 + data.len();
+        let mut p = vec![0u8; total];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        p[8] = 64;
+        p[9] = 17;
+        p[12..16].copy_from_slice(&src);
+        p[16..20].copy_from_slice(&dst);
+        p[20..22].copy_from_slice(&sp.to_be_bytes());
+        p[22..24].copy_from_slice(&dp.to_be_bytes());
+        p[24..26].copy_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+        p[28..].copy_from_slice(data);
+        p
+    }
 
     #[test]
     fn frames_and_unframes() {

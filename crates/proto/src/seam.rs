@@ -300,6 +300,12 @@ impl PassThrough {
         }
     }
 
+    /// Tagged framing read with the engine's IP header reader ([`crate::tcp::packet_facts`]):
+    /// the gateway's `coding.mode = "off"`; queues of `queue_limit` packets.
+    pub fn tagged(queue_limit: usize) -> Self {
+        PassThrough::new(Framing::Tagged(crate::tcp::packet_facts), queue_limit)
+    }
+
     /// Raw framing with unbounded queues (the simulator drains them after every input).
     pub fn raw() -> Self {
         PassThrough::new(Framing::Raw, usize::MAX)

@@ -27,7 +27,7 @@ pub use checksum::{
     internet_checksum, pseudo_header_sum, tcp_checksum, verify_tcp_checksum,
 };
 pub use flow_key::{ConnKey, Direction, Endpoint, FlowKey};
-pub use ip::{DEFAULT_TTL, IpMeta, IpParams, ip_header_len};
+pub use ip::{DEFAULT_TTL, IpMeta, IpParams, ip_header_len, packet_facts, read_ip_header};
 pub use options::{
     OptionSummary, SynPolicy, SynRewrite, effective_window_shift, rewrite_syn, scan_options,
 };
