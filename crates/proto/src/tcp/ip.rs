@@ -25,6 +25,9 @@ pub const IPV6_HEADER_LEN: usize = 40;
 /// Largest IPv4 total length / IPv6 payload length.
 pub const MAX_IP_LEN: usize = 65535;
 
+/// A fragment's offset (8-byte units) and more-fragments flag.
+pub type Fragment = (u16, bool);
+
 /// The facts of an IP header ([`read_ip_header`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IpMeta {
@@ -36,7 +39,7 @@ pub struct IpMeta {
     pub total_len: usize,
     /// Fragment offset (8-byte units) and more-fragments flag, when the packet is a fragment
     /// (IPv4 MF or offset; any IPv6 Fragment header).
-    pub fragment: Option<(u16, bool)>,
+    pub fragment: Option<Fragment>,
     /// Source address.
     pub src: IpAddr,
     /// Destination address.
@@ -197,7 +200,7 @@ fn read_v4(b: &[u8]) -> Result<IpMeta, TcpError> {
 
 /// Walks the IPv6 extension headers of `b[..total]`: (upper-layer protocol, its offset,
 /// fragment).
-fn walk_v6(b: &[u8], total: usize) -> Result<(u8, usize, Option<(u16, bool)>), TcpError> {
+fn walk_v6(b: &[u8], total: usize) -> Result<(u8, usize, Option<Fragment>), TcpError> {
     let mut next = b[6];
     let mut off = IPV6_HEADER_LEN;
     loop {
