@@ -9,7 +9,9 @@ use clap::{Args, Subcommand};
 use tcpnc_experiment::demo;
 use tcpnc_lab::settings::{PathSettings, TransferSettings};
 use tcpnc_lab::{Lab, guard, http, measure, progress};
-use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides, Profile};
+use tcpnc_settings::{
+    CongestionControl, PathMode, PathOverrides, PathSpec, PolicyOverrides, Profile,
+};
 
 /// Arguments of `tcpnc lab`.
 #[derive(Debug, Clone, Args)]
@@ -41,52 +43,20 @@ pub enum LabCommand {
     Source(SourceArgs),
 }
 
-/// The emulated path.
+/// The emulated path: the lab's ([`PathSpec::lab`]) with the keys given.
 #[derive(Debug, Clone, Args)]
 pub struct PathArgs {
-    /// Bottleneck rate in Mbit/s (both directions).
-    #[arg(long, default_value_t = 20.0, value_name = "MBIT")]
-    pub rate_mbit: f64,
-    /// One-way delay in ms, applied in both directions.
-    #[arg(long, default_value_t = 20.0, value_name = "MS")]
-    pub delay_ms: f64,
-    /// Loss probability on the data direction (client → server), e.g. 0.1.
-    #[arg(long, default_value_t = 0.1, value_name = "P")]
-    pub loss: f64,
-    /// Drop-tail queue in packets (default: one bandwidth-delay product, at least 32).
-    #[arg(long, value_name = "N")]
-    pub queue_packets: Option<usize>,
+    /// Path settings (each replaces the lab path's value).
+    #[command(flatten)]
+    pub path: PathOverrides,
     /// Seed of the path's loss model.
     #[arg(long, default_value_t = 1)]
     pub path_seed: u64,
-    /// Mean loss burst length in packets: above 1, Gilbert-Elliott loss with mean --loss
-    /// (1 = independent loss).
-    #[arg(long, default_value_t = 1.0, value_name = "PACKETS")]
-    pub burst: f64,
-    /// Uniform extra delay in [0, MS] per packet, both directions.
-    #[arg(long, default_value_t = 0.0, value_name = "MS")]
-    pub jitter_ms: f64,
-    /// Let the jitter reorder packets.
-    #[arg(long)]
-    pub reorder: bool,
-    /// Loss probability on the ACK direction (server → client).
-    #[arg(long, default_value_t = 0.0, value_name = "P")]
-    pub reverse_loss: f64,
 }
 
 impl PathArgs {
     fn settings(&self) -> PathSettings {
-        PathSettings {
-            rate_mbit: self.rate_mbit,
-            delay_ms: self.delay_ms,
-            loss: self.loss,
-            queue_packets: self.queue_packets,
-            seed: self.path_seed,
-            burst: self.burst,
-            jitter_ms: self.jitter_ms,
-            reorder: self.reorder,
-            reverse_loss: self.reverse_loss,
-        }
+        PathSettings::new(PathSpec::lab().with(&self.path), self.path_seed)
     }
 }
 
@@ -334,7 +304,7 @@ fn compare(a: CompareArgs) -> Result<()> {
     let bar = progress::bar(!a.json);
     let (path, coding, t) = (
         a.path.settings(),
-        a.coding.resolved(a.path.loss),
+        a.coding.resolved(a.path.settings().spec.loss),
         a.transfer.settings(),
     );
     let c = measure::compare(&lab, &path, &coding, &t, a.iperf3, &bar)?;
@@ -344,14 +314,14 @@ fn compare(a: CompareArgs) -> Result<()> {
     } else {
         println!(
             "path {} Mbit/s, {} ms one way, loss {} on the data direction; {} bytes, {}",
-            path.rate_mbit, path.delay_ms, path.loss, t.bytes, t.cc
+            path.spec.rate_mbit, path.spec.delay_ms, path.spec.loss, t.bytes, t.cc
         );
         println!("{}", measure::describe("plain", &c.plain));
         println!("{}", measure::describe("nc", &c.nc));
         println!(
             "nc / plain goodput: {:.2}x (limit C(1-p) = {:.2} Mbit/s)",
             c.speedup(),
-            path.limit_mbit()
+            path.spec.limit_mbit()
         );
     }
     if !(c.plain.transfer.integrity_ok && c.nc.transfer.integrity_ok) {
@@ -369,7 +339,7 @@ fn run_one(a: RunArgs) -> Result<()> {
         &lab,
         m,
         &a.path.settings(),
-        &a.coding.resolved(a.path.loss),
+        &a.coding.resolved(a.path.settings().spec.loss),
         &a.transfer.settings(),
         a.iperf3,
         &bar,
@@ -428,7 +398,7 @@ fn run_http(a: HttpArgs) -> Result<()> {
         &lab,
         a.mode,
         &a.path.settings(),
-        &a.coding.resolved(a.path.loss),
+        &a.coding.resolved(a.path.settings().spec.loss),
         a.bytes,
         a.timeout_s,
     )?;

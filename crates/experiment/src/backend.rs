@@ -8,7 +8,7 @@ use tcpnc_sim::run_spec::RunSpec;
 use tcpnc_sim::{SimConfig, SimOutcome};
 
 use crate::error::{ExperimentError, Result};
-use crate::params::{CongestionControl as Cc, LossPosition, Params, PathMode};
+use crate::params::{CongestionControl as Cc, Params, PathMode};
 
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,22 +52,17 @@ pub struct SimBackend;
 /// `duration_s`).
 pub fn run_spec(p: &Params, seed: u64) -> RunSpec {
     let (bytes, max_sim_s) = match p.duration_s {
-        Some(d) => (((p.rate_mbit * 1e6 / 8.0 * d * 1.2) as u64).max(1), d),
+        Some(d) => (
+            ((p.path().rate_mbit * 1e6 / 8.0 * d * 1.2) as u64).max(1),
+            d,
+        ),
         None => (p.bytes, p.timeout_s),
     };
     RunSpec {
         mode: p.mode,
         profile: p.profile,
         cc: p.cc,
-        rate_mbit: p.rate_mbit,
-        delay_ms: p.delay_ms,
-        loss: p.loss,
-        burst: p.burst,
-        reverse_loss: p.reverse_loss,
-        loss_before_queue: p.loss_position == LossPosition::BeforeQueue,
-        queue_packets: p.queue_packets,
-        jitter_ms: p.jitter_ms,
-        reorder: p.reorder,
+        path: p.path().into(),
         bytes,
         seed,
         mtu: p.mtu,
@@ -159,15 +154,19 @@ impl Backend for SimBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::PathOverrides;
 
     /// The plan keys of real links reach the simulated path.
     #[test]
     fn bursts_and_jitter_reach_the_sim() {
         let p = Params {
-            loss: 0.05,
-            burst: 4.0,
-            jitter_ms: 3.0,
-            reorder: true,
+            path: PathOverrides {
+                loss: Some(0.05),
+                burst: Some(4.0),
+                jitter_ms: Some(3.0),
+                reorder: Some(true),
+                ..PathOverrides::default()
+            },
             ..Params::default()
         };
         let cfg = sim_config(&p, 1).unwrap();

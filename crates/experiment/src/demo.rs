@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tcpnc_lab::settings::PathSettings;
+use tcpnc_proto::settings::PathSpec;
 
 use crate::error::{ExperimentError, Result};
 use crate::lab_backend::LabBackend;
@@ -40,7 +40,7 @@ pub fn plan(o: &DemoOptions) -> Result<Plan> {
         detail,
     };
     let mut t: toml::Table = DEMO_PLAN.parse().map_err(|e| bad(format!("{e}")))?;
-    let queue = PathSettings::new(o.rate_mbit, o.delay_ms, 0.0, 0).queue();
+    let queue = PathSpec::clean(o.rate_mbit, o.delay_ms).queue();
     let fixed = table(&mut t, "fixed");
     fixed.insert("rate_mbit".into(), o.rate_mbit.into());
     fixed.insert("delay_ms".into(), o.delay_ms.into());
@@ -112,7 +112,7 @@ fn variants(s: &Summary) -> Vec<(PathMode, CongestionControl)> {
 fn point(s: &Summary, mode: PathMode, cc: CongestionControl, loss: f64) -> Option<&PointSummary> {
     s.points
         .iter()
-        .find(|p| p.params.mode == mode && p.params.cc == cc && p.params.loss == loss)
+        .find(|p| p.params.mode == mode && p.params.cc == cc && p.params.path().loss == loss)
 }
 
 fn ratio(s: &Summary, loss: f64, over: CongestionControl) -> String {
@@ -213,9 +213,9 @@ mod tests {
             assert_eq!(p.params.cc, CongestionControl::Cubic);
         }
         for p in &plan.points {
-            assert_eq!(p.params.rate_mbit, 10.0);
+            assert_eq!(p.params.path().rate_mbit, 10.0);
             assert_eq!(p.params.bytes, 1_000_000);
-            assert_eq!(p.params.queue_packets, 32);
+            assert_eq!(p.params.path().queue_packets, Some(32));
             assert!(LabBackend::default().check(&p.params).is_ok());
         }
     }

@@ -8,7 +8,7 @@ use tcpnc_lab::{Lab, guard, measure, progress};
 
 use crate::backend::{Backend, RunRecord};
 use crate::error::{ExperimentError, Result};
-use crate::params::{LossPosition, Params};
+use crate::params::Params;
 
 /// Kernel TCP through the lab. Fixed-size transfers only.
 #[derive(Default)]
@@ -38,14 +38,7 @@ impl LabBackend {
 /// The settings of one lab run of `p` with `seed`: the path, the gateways' policies (the
 /// point's whole set, so the gateways run exactly what the plan records) and the transfer.
 pub fn lab_settings(p: &Params, seed: u64) -> (PathSettings, PolicyOverrides, TransferSettings) {
-    let path = PathSettings {
-        queue_packets: Some(p.queue_packets),
-        burst: p.burst,
-        jitter_ms: p.jitter_ms,
-        reorder: p.reorder,
-        reverse_loss: p.reverse_loss,
-        ..PathSettings::new(p.rate_mbit, p.delay_ms, p.loss, seed)
-    };
+    let path = PathSettings::new(p.path(), seed);
     let transfer = TransferSettings {
         bytes: p.bytes,
         cc: p.cc,
@@ -64,12 +57,6 @@ impl Backend for LabBackend {
     fn check(&self, p: &Params) -> std::result::Result<(), String> {
         if !p.cc.in_kernel() {
             return Err(format!("cc = {}: the kernel has reno, cubic and bbr", p.cc));
-        }
-        if p.loss_position == LossPosition::BeforeQueue {
-            return Err(
-                "loss_position = before_queue: the lab's relay drops after its queue; set after_queue"
-                    .into(),
-            );
         }
         if p.duration_s.is_some() {
             return Err("duration_s: the lab measures fixed-size transfers; set bytes".into());
@@ -113,18 +100,25 @@ impl Backend for LabBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::CongestionControl;
+    use crate::params::{CongestionControl, PathOverrides};
 
     #[test]
     fn lab_runs_record_the_whole_policy_set() {
         let p = Params {
-            loss: 0.1,
+            path: PathOverrides {
+                loss: Some(0.1),
+                ..PathOverrides::default()
+            },
             cc: CongestionControl::Bbr,
-            loss_position: LossPosition::AfterQueue,
             ..Params::default()
         };
         let (path, coding, t) = lab_settings(&p, 9);
         assert_eq!(path.seed, 9);
+        assert_eq!(
+            path.spec,
+            p.path(),
+            "the plan's path, loss position included"
+        );
         assert_eq!(t.cc, CongestionControl::Bbr);
         assert_eq!(tcpnc_proto::Policies::product().with(&coding), p.policies());
         assert!(LabBackend::default().check(&p).is_ok());
@@ -133,10 +127,5 @@ mod tests {
             ..p
         };
         assert!(LabBackend::default().check(&none).is_err());
-        let before = Params {
-            loss_position: LossPosition::BeforeQueue,
-            ..p
-        };
-        assert!(LabBackend::default().check(&before).is_err());
     }
 }

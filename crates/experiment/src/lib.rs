@@ -31,7 +31,10 @@ pub mod summary;
 pub use backend::{Backend, RunRecord, SimBackend};
 pub use error::{ExperimentError, Result};
 pub use lab_backend::LabBackend;
-pub use params::{CongestionControl, LossPosition, Params, PathMode, PolicyOverrides, keys};
+pub use params::{
+    CongestionControl, LossPosition, Params, PathMode, PathOverrides, PathSpec, PolicyOverrides,
+    keys,
+};
 pub use plan::{BackendKind, Plan, Point};
 pub use runner::{Outcome, RunOptions, finish, interrupt_flag, run_plan};
 pub use summary::{Stats, Summary};

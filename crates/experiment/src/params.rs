@@ -4,14 +4,15 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-pub use tcpnc_link::LossPosition;
 pub use tcpnc_proto::settings::{
-    CongestionControl, PathMode, Policies, PolicyOverrides, Profile, RedundancyPolicy,
+    CongestionControl, LossPosition, PathMode, PathOverrides, PathSpec, Policies, PolicyOverrides,
+    Profile, RedundancyPolicy,
 };
 
-/// One run's settings. Defaults follow §VI of the implementation paper where they apply:
-/// 6 Mbit/s, a 5-packet bottleneck queue with the loss element before it, 100-packet
-/// encoder and decoder buffers, reno, W = 3, R from the loss rate ([`Params::policies`]).
+/// One run's settings. Defaults follow §VI of the implementation paper where they apply: its
+/// path ([`PathSpec::paper_experiment`]: 6 Mbit/s, 15 ms, a 5-packet bottleneck queue with the
+/// loss element before it), 100-packet encoder and decoder buffers, reno, W = 3, R from the
+/// loss rate ([`Params::policies`]).
 /// Unknown keys are rejected by the plan parser (it checks every key against [`keys`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -20,17 +21,11 @@ pub struct Params {
     pub mode: PathMode,
     /// `reno`, `cubic`, `bbr` (lab) or `none` (sim).
     pub cc: CongestionControl,
-    /// Bernoulli loss probability on the data direction.
-    pub loss: f64,
-    /// Bernoulli loss probability on the ACK direction.
-    pub reverse_loss: f64,
-    /// Mean loss burst length on the data direction, packets: above 1, Gilbert-Elliott loss
-    /// with mean `loss` (1: independent loss).
-    pub burst: f64,
-    /// Uniform extra delay in [0, jitter_ms] per packet, both directions.
-    pub jitter_ms: f64,
-    /// Let the jitter reorder packets.
-    pub reorder: bool,
+    /// The path keys (rate_mbit, delay_ms, loss, burst, reverse_loss, jitter_ms, reorder,
+    /// queue_packets, loss_position); absent keys take the paper's testbed's value
+    /// ([`Params::path`]).
+    #[serde(flatten)]
+    pub path: PathOverrides,
     /// The base policy set (nc): `experiment` (default: the paper's W = 3, R from the loss
     /// rate), `simulator` or `default` (the product's, as `tcpnc up` runs).
     pub profile: Profile,
@@ -40,14 +35,6 @@ pub struct Params {
     pub coding: PolicyOverrides,
     /// Encoder and decoder buffer in packets (nc, sim).
     pub buffer_packets: usize,
-    /// Bottleneck rate, Mbit/s, both directions.
-    pub rate_mbit: f64,
-    /// One-way delay, ms, both directions.
-    pub delay_ms: f64,
-    /// Drop-tail bottleneck queue in packets, both directions.
-    pub queue_packets: usize,
-    /// `before_queue` or `after_queue` (the lab supports only `after_queue`).
-    pub loss_position: LossPosition,
     /// Bytes per transfer (when `duration_s` is absent); per flow with `flows`.
     pub bytes: u64,
     /// Parallel TCP connections (lab); goodput is their aggregate.
@@ -69,18 +56,10 @@ impl Default for Params {
         Params {
             mode: PathMode::Nc,
             cc: CongestionControl::Reno,
-            loss: 0.0,
-            reverse_loss: 0.0,
-            burst: 1.0,
-            jitter_ms: 0.0,
-            reorder: false,
+            path: PathOverrides::default(),
             profile: Profile::Experiment,
             coding: PolicyOverrides::default(),
             buffer_packets: 100,
-            rate_mbit: 6.0,
-            delay_ms: 15.0,
-            queue_packets: 5,
-            loss_position: LossPosition::BeforeQueue,
             bytes: 2_000_000,
             flows: 1,
             duration_s: None,
@@ -92,23 +71,9 @@ impl Default for Params {
     }
 }
 
-/// The keys of [`Params`] before the policy keys, in CSV column order.
-const PATH_KEYS: [&str; 7] = [
-    "mode",
-    "cc",
-    "loss",
-    "reverse_loss",
-    "burst",
-    "jitter_ms",
-    "reorder",
-];
 /// The keys of [`Params`] after the policy keys, in CSV column order.
-const RUN_KEYS: [&str; 12] = [
+const RUN_KEYS: [&str; 8] = [
     "buffer_packets",
-    "rate_mbit",
-    "delay_ms",
-    "queue_packets",
-    "loss_position",
     "bytes",
     "flows",
     "duration_s",
@@ -118,12 +83,14 @@ const RUN_KEYS: [&str; 12] = [
     "timeout_s",
 ];
 
-/// Every key of [`Params`] in CSV column order: the policy keys come from the shared
-/// vocabulary ([`PolicyOverrides::KEYS`]), so a new policy is a plan key and a CSV column.
+/// Every key of [`Params`] in CSV column order: the path and policy keys come from the shared
+/// vocabulary ([`PathSpec::KEYS`], [`PolicyOverrides::KEYS`]), so a new path setting or policy
+/// is a plan key and a CSV column.
 pub fn keys() -> &'static [&'static str] {
     static KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-        PATH_KEYS
+        ["mode", "cc"]
             .into_iter()
+            .chain(PathSpec::KEYS)
             .chain(["profile"])
             .chain(PolicyOverrides::KEYS)
             .chain(RUN_KEYS)
@@ -133,23 +100,20 @@ pub fn keys() -> &'static [&'static str] {
 }
 
 impl Params {
+    /// The path: the paper's testbed with the keys the plan gives.
+    pub fn path(&self) -> PathSpec {
+        PathSpec::paper_experiment().with(&self.path)
+    }
+
     /// The policy set the engines run with: the profile's set for this loss rate with the
     /// keys the plan gives.
     pub fn policies(&self) -> Policies {
-        self.profile.policies(self.loss).with(&self.coding)
+        self.profile.policies(self.path().loss).with(&self.coding)
     }
 
     /// Range checks shared by every backend.
     pub fn validate(&self) -> Result<(), String> {
-        let unit = |v: f64, k: &str| {
-            if (0.0..1.0).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("{k} = {v} must be in [0, 1)"))
-            }
-        };
-        unit(self.loss, "loss")?;
-        unit(self.reverse_loss, "reverse_loss")?;
+        self.path().validate().map_err(|e| e.to_string())?;
         let positive = |v: f64, k: &str| {
             if v.is_finite() && v > 0.0 {
                 Ok(())
@@ -157,17 +121,7 @@ impl Params {
                 Err(format!("{k} = {v} must be > 0"))
             }
         };
-        positive(self.rate_mbit, "rate_mbit")?;
         positive(self.timeout_s, "timeout_s")?;
-        if !(self.burst.is_finite() && self.burst >= 1.0) {
-            return Err(format!("burst = {} must be >= 1 (packets)", self.burst));
-        }
-        if !(self.jitter_ms.is_finite() && self.jitter_ms >= 0.0) {
-            return Err(format!("jitter_ms = {} must be >= 0", self.jitter_ms));
-        }
-        if !(self.delay_ms.is_finite() && self.delay_ms >= 0.0) {
-            return Err(format!("delay_ms = {} must be >= 0", self.delay_ms));
-        }
         if let Some(d) = self.duration_s {
             positive(d, "duration_s")?;
         }
@@ -175,8 +129,8 @@ impl Params {
             return Err("mode = direct: plans compare plain and nc".into());
         }
         self.policies().validate().map_err(|e| e.to_string())?;
-        if self.queue_packets == 0 || self.buffer_packets == 0 || self.buffer_kib == 0 {
-            return Err("queue_packets, buffer_packets and buffer_kib must be > 0".into());
+        if self.buffer_packets == 0 || self.buffer_kib == 0 {
+            return Err("buffer_packets and buffer_kib must be > 0".into());
         }
         if self.bytes == 0 {
             return Err("bytes must be > 0".into());
@@ -191,12 +145,16 @@ impl Params {
         Ok(())
     }
 
-    /// Every key's value as JSON; the policy keys hold the policies the run used
-    /// ([`Params::policies`]), given or not.
+    /// Every key's value as JSON; the path and policy keys hold what the run used
+    /// ([`Params::path`], [`Params::policies`]), given or not.
     pub fn values(&self) -> Value {
         let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let (Some(o), Value::Object(p)) = (v.as_object_mut(), json_of(&self.policies())) {
-            o.extend(p);
+        if let Some(o) = v.as_object_mut() {
+            for part in [to_json(&self.path()), to_json(&self.policies())] {
+                if let Value::Object(p) = part {
+                    o.extend(p);
+                }
+            }
         }
         v
     }
@@ -208,7 +166,7 @@ impl Params {
     }
 }
 
-fn json_of(p: &Policies) -> Value {
+fn to_json(p: &impl Serialize) -> Value {
     serde_json::to_value(p).unwrap_or(Value::Null)
 }
 
@@ -232,12 +190,21 @@ mod tests {
         let c = p.cells();
         assert_eq!(c.len(), keys().len());
         assert_eq!(c[0], "nc");
-        assert_eq!(c[2], "0.0");
+        assert_eq!(c[2], "6.0", "rate_mbit of the paper's testbed");
         let at = |k: &str| keys().iter().position(|x| *x == k).unwrap();
         assert_eq!(c[at("redundancy")], "1.0");
         assert_eq!(c[at("window")], "3");
         assert_eq!(c[at("ack_rule")], "mitsuzumi");
         assert_eq!(c[at("loss_position")], "before_queue");
+        assert_eq!(c[at("queue_packets")], "5");
+        let lossy = Params {
+            path: PathOverrides {
+                loss: Some(1.5),
+                ..PathOverrides::default()
+            },
+            ..Params::default()
+        };
+        assert!(lossy.validate().unwrap_err().contains("loss"));
         let bad = Params {
             coding: PolicyOverrides {
                 window: Some(0),

@@ -85,7 +85,8 @@ fn extent(plan: &Plan, s: &Summary) -> Extent {
     } else {
         (0.0, 1.0)
     };
-    let rate = (!plan.varying.contains(&"rate_mbit")).then(|| plan.points[0].params.rate_mbit);
+    let rate =
+        (!plan.varying.contains(&"rate_mbit")).then(|| plan.points[0].params.path().rate_mbit);
     let ymax_data = pts
         .filter_map(|p| p.goodput.max.is_finite().then_some(p.goodput.max))
         .fold(0.0f64, f64::max);

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::error::Result;
 use crate::iperf;
 use crate::session::{Lab, Session};
-use crate::settings::{PathMode, PathSettings, PolicyOverrides, TransferSettings};
+use crate::settings::{PathMode, PathSettings, PathSpec, PolicyOverrides, TransferSettings};
 use crate::transfer::{TransferResult, run_transfer};
 
 /// Everything one measurement reports.
@@ -35,35 +35,23 @@ pub fn settings_json(
     coding: &PolicyOverrides,
     t: &TransferSettings,
 ) -> Value {
-    let mut v = json!({
+    let mut v = json!(path.spec);
+    let fields = json!({
         "mode": mode,
-        "rate_mbit": path.rate_mbit,
-        "delay_ms": path.delay_ms,
-        "loss": path.loss,
-        "burst": path.burst,
-        "jitter_ms": path.jitter_ms,
-        "reorder": path.reorder,
-        "reverse_loss": path.reverse_loss,
-        "queue_packets": path.queue(),
+        // The queue actually used (the path may leave it to one BDP).
+        "queue_packets": path.spec.queue(),
         "path_seed": path.seed,
         "bytes": t.bytes,
         "flows": t.flows,
         "cc": t.cc,
         "data_seed": t.seed,
     });
+    if let (Some(o), Value::Object(f)) = (v.as_object_mut(), fields) {
+        o.extend(f);
+    }
     if mode == PathMode::Direct {
         // Direct routing bypasses the relay: no rate, delay or loss is applied.
-        for k in [
-            "rate_mbit",
-            "delay_ms",
-            "loss",
-            "burst",
-            "jitter_ms",
-            "reorder",
-            "reverse_loss",
-            "queue_packets",
-            "path_seed",
-        ] {
+        for k in PathSpec::KEYS.into_iter().chain(["path_seed"]) {
             v[k] = Value::Null;
         }
     }

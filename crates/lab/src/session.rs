@@ -18,7 +18,7 @@ use tcpnc_gateway::config::{RawCoding, RawConfig, RawInterface, RawPeer};
 use tcpnc_gateway::stats::Snapshot;
 use tcpnc_link::LossModel;
 use tcpnc_relay::RelayArgs;
-use tcpnc_settings::CodingMode;
+use tcpnc_settings::{CodingMode, LossPosition};
 
 use crate::settings::{PathMode, PathSettings, PolicyOverrides};
 use crate::topo::{self, Topology};
@@ -273,7 +273,8 @@ fn read_json(path: &Path, who: &str) -> Result<Value> {
 
 /// The relay's arguments for `path`: A faces the client gateway, B the server gateway; the
 /// loss applies to the data direction (a→b) only.
-pub fn relay_args(path: &PathSettings, stats: &Path) -> RelayArgs {
+pub fn relay_args(settings: &PathSettings, stats: &Path) -> RelayArgs {
+    let path = &settings.spec;
     let mut r = RelayArgs::new(
         SocketAddr::from((topo::EMU_CLI_ADDR, RELAY_A_PORT)),
         SocketAddr::from((topo::EMU_SRV_ADDR, RELAY_B_PORT)),
@@ -295,7 +296,8 @@ pub fn relay_args(path: &PathSettings, stats: &Path) -> RelayArgs {
     if path.reverse_loss > 0.0 {
         r.ba = vec![format!("loss={}", path.reverse_loss)];
     }
-    r.seed = path.seed;
+    r.loss_before_queue = path.loss_position == LossPosition::BeforeQueue;
+    r.seed = settings.seed;
     r.stats_file = Some(stats.to_path_buf());
     r
 }
@@ -417,11 +419,12 @@ pub fn gateway_config(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::PathSpec;
     use tcpnc_gateway::Config;
     use tcpnc_settings::{Policies, RepairPolicy};
 
     fn path() -> PathSettings {
-        PathSettings::new(20.0, 20.0, 0.1, 5)
+        PathSettings::new(PathSpec::lab(), 5)
     }
 
     fn addrs() -> GatewayAddrs {
@@ -478,10 +481,10 @@ mod tests {
     #[test]
     fn relay_models_real_link_impairments() {
         let mut p = path();
-        p.burst = 4.0;
-        p.jitter_ms = 5.0;
-        p.reorder = true;
-        p.reverse_loss = 0.02;
+        p.spec.burst = 4.0;
+        p.spec.jitter_ms = 5.0;
+        p.spec.reorder = true;
+        p.spec.reverse_loss = 0.02;
         let o = relay_args(&p, Path::new("/tmp/l.json")).options().unwrap();
         assert!(matches!(o.ab.loss, LossModel::GilbertElliott { .. }));
         assert!(

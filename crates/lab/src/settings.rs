@@ -1,44 +1,23 @@
-//! What a lab run is configured with: the emulated path and the transfer. The coding policies
-//! and the congestion controls are the shared vocabulary's (`tcpnc-settings`): the lab passes
+//! What a lab run is configured with: the emulated path and the transfer. The path settings,
+//! the coding policies and the congestion controls are the shared vocabulary's
+//! (`tcpnc-settings`): the lab passes
 //! the policy keys it was given ([`PolicyOverrides`]) to both gateways, which apply them to the
 //! product's set.
 
 use serde::{Deserialize, Serialize};
-pub use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides};
+pub use tcpnc_settings::{CongestionControl, PathMode, PathOverrides, PathSpec, PolicyOverrides};
 
 use crate::error::{LabError, Result};
 
-/// The emulated path (the relay in the emulator namespace).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// The emulated path (the relay in the emulator namespace): the shared path settings
+/// ([`PathSpec`], base [`PathSpec::lab`]) and the seed of the relay's loss model.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct PathSettings {
-    /// Bottleneck rate in Mbit/s, both directions.
-    pub rate_mbit: f64,
-    /// One-way delay in ms, applied in both directions.
-    pub delay_ms: f64,
-    /// Bernoulli loss probability on the data direction (client → server).
-    pub loss: f64,
-    /// Drop-tail queue in packets, both directions (`None`: one bandwidth-delay product,
-    /// at least 32 packets).
-    pub queue_packets: Option<usize>,
+    /// Rate, delay, loss, bursts, jitter, queue, loss position.
+    #[serde(flatten)]
+    pub spec: PathSpec,
     /// Seed of the relay's loss model.
     pub seed: u64,
-    /// Mean loss burst length in packets on the data direction: above 1 the loss is a
-    /// Gilbert-Elliott process with mean loss `loss` and this mean burst (1: Bernoulli).
-    #[serde(default = "one")]
-    pub burst: f64,
-    /// Uniform extra delay in [0, jitter_ms] per packet, both directions.
-    #[serde(default)]
-    pub jitter_ms: f64,
-    /// Let the jitter reorder packets (otherwise each packet waits for its predecessor).
-    #[serde(default)]
-    pub reorder: bool,
-    /// Bernoulli loss on the ACK direction (server → client).
-    #[serde(default)]
-    pub reverse_loss: f64,
-}
-
-fn one() -> f64 {
-    1.0
 }
 
 fn one_flow() -> usize {
@@ -49,56 +28,16 @@ fn one_flow() -> usize {
 pub const MAX_FLOWS: usize = 1000;
 
 impl PathSettings {
-    /// Checks ranges.
+    /// `spec` with loss-model seed `seed`.
+    pub const fn new(spec: PathSpec, seed: u64) -> PathSettings {
+        PathSettings { spec, seed }
+    }
+
+    /// Checks ranges (the error names the flag).
     pub fn validate(&self) -> Result<()> {
-        if !(self.rate_mbit.is_finite() && self.rate_mbit > 0.0) {
-            return Err(LabError::Invalid("--rate-mbit must be > 0".into()));
-        }
-        if !(self.delay_ms.is_finite() && self.delay_ms >= 0.0) {
-            return Err(LabError::Invalid("--delay-ms must be >= 0".into()));
-        }
-        if !(0.0..1.0).contains(&self.loss) {
-            return Err(LabError::Invalid("--loss must be in [0, 1)".into()));
-        }
-        if !(0.0..1.0).contains(&self.reverse_loss) {
-            return Err(LabError::Invalid("--reverse-loss must be in [0, 1)".into()));
-        }
-        if !(self.burst.is_finite() && self.burst >= 1.0) {
-            return Err(LabError::Invalid("--burst must be >= 1 (packets)".into()));
-        }
-        if !(self.jitter_ms.is_finite() && self.jitter_ms >= 0.0) {
-            return Err(LabError::Invalid("--jitter-ms must be >= 0".into()));
-        }
-        Ok(())
-    }
-
-    /// A path of `rate_mbit` and `delay_ms` with Bernoulli loss `loss` on the data direction
-    /// and nothing else (queue: one bandwidth-delay product).
-    pub fn new(rate_mbit: f64, delay_ms: f64, loss: f64, seed: u64) -> PathSettings {
-        PathSettings {
-            rate_mbit,
-            delay_ms,
-            loss,
-            queue_packets: None,
-            seed,
-            burst: 1.0,
-            jitter_ms: 0.0,
-            reorder: false,
-            reverse_loss: 0.0,
-        }
-    }
-
-    /// The queue limit in packets actually used.
-    pub fn queue(&self) -> usize {
-        self.queue_packets.unwrap_or_else(|| {
-            let bdp_bytes = self.rate_mbit * 1e6 / 8.0 * (2.0 * self.delay_ms / 1000.0);
-            ((bdp_bytes / 1500.0).ceil() as usize).max(32)
-        })
-    }
-
-    /// The ideal goodput limit C·(1−p) in Mbit/s (before header overhead).
-    pub fn limit_mbit(&self) -> f64 {
-        self.rate_mbit * (1.0 - self.loss)
+        self.spec
+            .validate()
+            .map_err(|e| LabError::Invalid(format!("--{}: {e}", e.key.replace('_', "-"))))
     }
 }
 
@@ -184,9 +123,11 @@ mod tests {
     }
 
     #[test]
-    fn defaults_follow_the_path() {
-        let p = PathSettings::new(20.0, 20.0, 0.1, 1);
-        assert_eq!(p.queue(), 67);
-        assert!((p.limit_mbit() - 18.0).abs() < 1e-9);
+    fn errors_name_the_flag() {
+        let mut p = PathSettings::new(PathSpec::lab(), 1);
+        assert!(p.validate().is_ok());
+        p.spec.reverse_loss = 1.0;
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("--reverse-loss"), "{e}");
     }
 }

@@ -152,23 +152,9 @@ impl LossModel {
     }
 }
 
-/// Where the loss element sits relative to the rate limiter's queue (plan key
-/// `loss_position`: `before_queue` or `after_queue`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(rename_all = "snake_case")
-)]
-pub enum LossPosition {
-    /// Lost packets are dropped before they enter the queue (they take no queue space),
-    /// as in the implementation paper's testbed (loss element before a 5-packet queue).
-    BeforeQueue,
-    /// Lost packets go through the queue and the bottleneck, then are erased (default:
-    /// the link erases what it carried).
-    #[default]
-    AfterQueue,
-}
+/// Where the loss element sits relative to the rate limiter's queue: the shared setting
+/// (`tcpnc_settings::LossPosition`, plan key and flag `loss_position`).
+pub use tcpnc_settings::LossPosition;
 
 /// Random extra delay added to each packet: uniform in `[0, max]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -7,12 +7,14 @@
 //! engine (`tcpnc-proto`) re-exports them. See `docs/architecture.md`.
 
 pub mod named;
+pub mod path;
 pub mod policies;
 pub mod policy;
 pub mod redundancy;
 pub mod run;
 
 pub use named::UnknownName;
+pub use path::{LossPosition, PathError, PathOverrides, PathSpec};
 pub use policies::{
     MAX_CODING_WINDOW, PAPER_REDUNDANCY, PAPER_WINDOW, PRODUCT_WINDOW, Policies, PolicyError,
     PolicyOverrides, Profile, SIMULATOR_WINDOW,

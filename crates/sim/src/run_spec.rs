@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tcpnc_link::{LinkError, LinkStats, LossModel, LossPosition, QueueLimit};
-use tcpnc_proto::settings::{CongestionControl, PathMode, Policies, PolicyOverrides, Profile};
+use tcpnc_link::{LinkError, LinkStats, LossModel, QueueLimit};
+use tcpnc_proto::settings::{
+    CongestionControl, PathMode, PathOverrides, PathSpec, Policies, PolicyOverrides, Profile,
+};
 use tcpnc_proto::{ConfigError, EngineConfig};
 
 use crate::config::{SimConfig, SimError};
@@ -48,34 +50,11 @@ pub struct RunSpec {
     /// Congestion control of both endpoints (smoltcp: reno, cubic or none).
     #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = CongestionControl::Reno))]
     pub cc: CongestionControl,
-    /// Bottleneck rate of both directions, Mbit/s.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10.0))]
-    pub rate_mbit: f64,
-    /// One-way propagation delay of both directions, ms.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 20.0))]
-    pub delay_ms: f64,
-    /// Mean loss probability on the data (forward) direction.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.0))]
-    pub loss: f64,
-    /// Mean loss burst length in packets: > 1 uses a Gilbert-Elliott model with mean
-    /// loss `--loss`; 1 (default) uses Bernoulli loss.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1.0))]
-    pub burst: f64,
-    /// Bernoulli loss probability on the ACK (reverse) direction.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.0))]
-    pub reverse_loss: f64,
-    /// Apply loss before the queue instead of after it.
-    #[cfg_attr(feature = "clap", arg(long))]
-    pub loss_before_queue: bool,
-    /// Drop-tail queue limit in packets (both directions).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1000))]
-    pub queue_packets: usize,
-    /// Uniform jitter bound, ms (both directions).
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.0))]
-    pub jitter_ms: f64,
-    /// Let jitter reorder packets.
-    #[cfg_attr(feature = "clap", arg(long))]
-    pub reorder: bool,
+    /// The path (each flag replaces the value of the simulator's path,
+    /// [`PathSpec::simulator`]).
+    #[cfg_attr(feature = "clap", command(flatten))]
+    #[serde(skip)]
+    pub path: PathOverrides,
     /// Bytes to transfer.
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 10_000_000))]
     pub bytes: u64,
@@ -106,9 +85,14 @@ fn secs(s: f64, name: &str) -> Result<Duration, RunSpecError> {
 }
 
 impl RunSpec {
+    /// The path: the simulator's, keys replaced.
+    pub fn path(&self) -> PathSpec {
+        PathSpec::simulator().with(&self.path)
+    }
+
     /// The policy set of the engines: the profile's for the path's loss, keys replaced.
     pub fn policies(&self) -> Policies {
-        self.profile.policies(self.loss).with(&self.policies)
+        self.profile.policies(self.path().loss).with(&self.policies)
     }
 
     /// The TCP/NC engine configuration (both sides).
@@ -118,27 +102,23 @@ impl RunSpec {
 
     /// The simulator configuration.
     pub fn sim_config(&self) -> Result<SimConfig, RunSpecError> {
-        if !(self.rate_mbit > 0.0 && self.rate_mbit.is_finite()) {
-            return Err(RunSpecError::Invalid("--rate-mbit must be > 0".into()));
-        }
+        let path = self.path();
+        path.validate()
+            .map_err(|e| RunSpecError::Invalid(e.to_string()))?;
         let mut cfg = SimConfig::new()
             .with_bytes(self.bytes)
             .with_seed(self.seed)
             .with_cc(self.cc)
-            .with_rate_bps((self.rate_mbit * 1e6).round() as u64)
-            .with_delay(secs(self.delay_ms / 1e3, "--delay-ms")?)
-            .with_forward_loss(LossModel::from_mean(self.loss, self.burst)?)
-            .with_reverse_loss(LossModel::bernoulli(self.reverse_loss))
-            .with_loss_position(if self.loss_before_queue {
-                LossPosition::BeforeQueue
-            } else {
-                LossPosition::AfterQueue
-            })
-            .with_queue(QueueLimit::Packets(self.queue_packets))
+            .with_rate_bps((path.rate_mbit * 1e6).round() as u64)
+            .with_delay(secs(path.delay_ms / 1e3, "--delay-ms")?)
+            .with_forward_loss(LossModel::from_mean(path.loss, path.burst)?)
+            .with_reverse_loss(LossModel::bernoulli(path.reverse_loss))
+            .with_loss_position(path.loss_position)
+            .with_queue(QueueLimit::Packets(path.queue()))
             .with_max_sim_time(secs(self.max_sim_s, "--max-sim-s")?);
-        let jitter = secs(self.jitter_ms / 1e3, "--jitter-ms")?;
-        cfg.forward = cfg.forward.with_jitter(jitter, self.reorder);
-        cfg.reverse = cfg.reverse.with_jitter(jitter, self.reorder);
+        let jitter = secs(path.jitter_ms / 1e3, "--jitter-ms")?;
+        cfg.forward = cfg.forward.with_jitter(jitter, path.reorder);
+        cfg.reverse = cfg.reverse.with_jitter(jitter, path.reorder);
         cfg.mtu = self.mtu;
         cfg.rx_buffer = self.buffer_kib.saturating_mul(1024);
         cfg.tx_buffer = cfg.rx_buffer;
@@ -166,7 +146,8 @@ impl RunSpec {
     }
 
     /// The result as one JSON object: the report, the mode, the flat counters named by the
-    /// implementation issue, the wall time and `config` (this spec and the whole policy set).
+    /// implementation issue, the wall time and `config` (this spec, the whole path and the whole
+    /// policy set).
     pub fn result_json(&self, r: &SimReport, wall_s: f64) -> Value {
         let mut v = report_json(r);
         v["mode"] = json!(self.mode);
@@ -178,8 +159,14 @@ impl RunSpec {
         v["tcp_retransmissions"] = json!(r.tcp.retransmissions);
         v["wall_s"] = json!(wall_s);
         let mut config = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let (Some(c), Value::Object(p)) = (config.as_object_mut(), json!(self.policies())) {
-            c.extend(p);
+        if let Some(c) = config.as_object_mut() {
+            for part in [json!(self.path()), json!(self.policies())] {
+                if let Value::Object(p) = part {
+                    c.extend(p);
+                }
+            }
+            // The queue actually used (the path may leave it to one BDP).
+            c.insert("queue_packets".into(), json!(self.path().queue()));
         }
         v["config"] = config;
         v
