@@ -381,9 +381,12 @@ pub fn label(p: &Params, shown: &[&str]) -> String {
         .join(" ")
 }
 
-const NUMERIC: [&str; 13] = [
+const NUMERIC: [&str; 16] = [
     "loss",
     "reverse_loss",
+    "burst",
+    "jitter_ms",
+    "flows",
     "redundancy",
     "window",
     "buffer_packets",
