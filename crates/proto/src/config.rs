@@ -10,7 +10,8 @@ use std::time::Duration;
 use tcpnc_wire::{CoefficientMode, IpVersion, RangeForm};
 
 pub use tcpnc_settings::{
-    AckPolicy, CodingScheme, CoefficientTransport, Policies, RedundancyPolicy, RepairPolicy,
+    AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, Policies, RedundancyPolicy,
+    RepairPolicy, Switch,
 };
 
 /// Largest coding window: the wire's `n` is one byte (`docs/wire.md`).
@@ -96,6 +97,12 @@ pub struct EngineConfig {
     pub ack_policy: AckPolicy,
     /// Repair beyond the redundancy R.
     pub repair: RepairPolicy,
+    /// Unordering adaptation (Ha & Tsuru §3.1-3.2, `reorder.rs`).
+    pub unordering: Switch,
+    /// Pause-ACK (Ha & Tsuru §3.3).
+    pub pause_ack: Switch,
+    /// When loss becomes a congestion signal (`episode.rs`).
+    pub congestion: CongestionRule,
 }
 
 impl Default for EngineConfig {
@@ -125,6 +132,9 @@ impl EngineConfig {
             max_redeliveries: 8,
             ack_policy: policies.ack_rule,
             repair: policies.repair,
+            unordering: policies.unordering,
+            pause_ack: policies.pause_ack,
+            congestion: policies.congestion,
         }
     }
 
@@ -137,6 +147,9 @@ impl EngineConfig {
             coefficients: self.coefficients,
             repair: self.repair,
             ack_rule: self.ack_policy,
+            unordering: self.unordering,
+            pause_ack: self.pause_ack,
+            congestion: self.congestion,
         }
     }
 }

@@ -139,12 +139,14 @@ impl Connection {
         true
     }
 
-    /// Runs both halves' timers: redeliveries (§IV-C), then the repair probe.
+    /// Runs both halves' timers: redeliveries (§IV-C), the repair probe, a paused ACK's end.
     pub fn on_timeout(&mut self, call: Call<'_>) {
+        let stamp = self.ack_stamp();
         let mut cx: Context<'_> = call.with_stats(&mut self.stats);
         self.receiver.on_timeout(&mut cx);
         if let Some(sender) = self.sender.as_mut() {
             sender.on_timeout(&mut cx);
+            sender.release_paused(&mut cx, stamp);
         }
     }
 

@@ -14,8 +14,6 @@
 
 use std::time::Duration;
 
-use tcpnc_wire::AckRepr;
-
 use crate::repair::congestion_threshold;
 
 /// Round-trip time assumed before one is measured.
@@ -26,6 +24,8 @@ const DEFAULT_RTT: Duration = Duration::from_millis(100);
 pub struct Episodes {
     /// Duplicate ACKs given to TCP in the current stall of the NC ack.
     stall_dups: u32,
+    /// When the current stall of the NC ack began.
+    stall_since: Option<Duration>,
     /// When TCP last got a congestion signal (a stall's third duplicate or a bitmap signal).
     signalled_at: Option<Duration>,
     /// Pid echo of the NC-ACK that last triggered a bitmap signal: its losses are spent.
@@ -52,7 +52,8 @@ impl Episodes {
         &self,
         now: Duration,
         rtt: Option<Duration>,
-        ack: &AckRepr,
+        echo: u32,
+        bitmap: u32,
         floor: Option<f64>,
     ) -> bool {
         let Some(floor) = floor else {
@@ -63,13 +64,13 @@ impl Episodes {
         }
         // Bit i is Pid echo − 1 − i; Pids up to the last signal's echo were counted then.
         let fresh = match self.signal_pid {
-            Some(p) => match ack.pid_echo.wrapping_sub(p).wrapping_sub(1) {
+            Some(p) => match echo.wrapping_sub(p).wrapping_sub(1) {
                 d if d < 32 => (1u32 << d) - 1,
                 _ => u32::MAX,
             },
             None => u32::MAX,
         };
-        f64::from((ack.loss_bitmap & fresh).count_ones()) >= congestion_threshold(floor)
+        f64::from((bitmap & fresh).count_ones()) >= congestion_threshold(floor)
     }
 
     /// Records a bitmap signal given at `now` for the NC-ACK echoing `pid`.
@@ -79,18 +80,27 @@ impl Episodes {
     }
 
     /// For a TCP ACK about to be given: `true` if it is a duplicate to withhold. Counts the
-    /// duplicates of a stall; the third one is a signal.
+    /// duplicates of a stall; the third one is a signal. `random`: no queue is building, so
+    /// the stall is a burst of random loss that the repairs fill within a round trip; its
+    /// duplicates are withheld for two round trips from the stall's start (then they pass and
+    /// TCP recovers as usual).
     pub fn hold_duplicate(
         &mut self,
         now: Duration,
         rtt: Option<Duration>,
         duplicate: bool,
+        random: bool,
     ) -> bool {
         if !duplicate {
             self.stall_dups = 0;
+            self.stall_since = None;
             return false;
         }
+        let since = *self.stall_since.get_or_insert(now);
         if self.recently_signalled(now, rtt) {
+            return true;
+        }
+        if random && now.saturating_sub(since) < rtt.unwrap_or(DEFAULT_RTT) * 2 {
             return true;
         }
         self.stall_dups += 1;
@@ -104,32 +114,49 @@ impl Episodes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::nc_ack;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
-    }
-
-    fn ack(echo: u32, bitmap: u32) -> AckRepr {
-        nc_ack(0, echo, bitmap, 0)
     }
 
     #[test]
     fn third_duplicate_signals_and_the_episode_is_withheld() {
         let rtt = Some(ms(20));
         let mut e = Episodes::new();
-        assert!(!e.hold_duplicate(ms(0), rtt, false));
+        assert!(!e.hold_duplicate(ms(0), rtt, false, false));
         for t in 1..=3 {
-            assert!(!e.hold_duplicate(ms(t), rtt, true));
+            assert!(!e.hold_duplicate(ms(t), rtt, true, false));
         }
         // Within 2 RTTs of the third: withheld, even across a new stall.
-        assert!(e.hold_duplicate(ms(10), rtt, true));
-        assert!(!e.hold_duplicate(ms(11), rtt, false));
-        assert!(e.hold_duplicate(ms(12), rtt, true));
+        assert!(e.hold_duplicate(ms(10), rtt, true, false));
+        assert!(!e.hold_duplicate(ms(11), rtt, false, false));
+        assert!(e.hold_duplicate(ms(12), rtt, true, false));
         // After 2 RTTs: passes, and a new stall needs three again.
-        assert!(!e.hold_duplicate(ms(50), rtt, true));
+        assert!(!e.hold_duplicate(ms(50), rtt, true, false));
         assert!(e.recently_signalled(ms(42), rtt));
         assert!(!e.recently_signalled(ms(43), rtt));
+    }
+
+    #[test]
+    fn a_random_burst_stall_is_withheld_for_two_round_trips() {
+        let rtt = Some(ms(20));
+        let mut e = Episodes::new();
+        assert!(!e.hold_duplicate(ms(0), rtt, false, true));
+        for t in [1, 5, 20, 39] {
+            assert!(e.hold_duplicate(ms(t), rtt, true, true), "t = {t}");
+        }
+        // Two round trips after the stall began the duplicates reach TCP: the third signals.
+        for t in [41, 42] {
+            assert!(!e.hold_duplicate(ms(t), rtt, true, true));
+        }
+        assert!(!e.hold_duplicate(ms(43), rtt, true, true));
+        assert!(e.recently_signalled(ms(44), rtt));
+        // Without the rule the same stall signals at its third duplicate.
+        let mut plain = Episodes::new();
+        for t in [1, 5, 20] {
+            assert!(!plain.hold_duplicate(ms(t), rtt, true, false));
+        }
+        assert!(plain.recently_signalled(ms(21), rtt));
     }
 
     #[test]
@@ -137,16 +164,16 @@ mod tests {
         let rtt = Some(ms(20));
         let mut e = Episodes::new();
         let burst = 0b1111; // 4 of 32 lost
-        assert!(!e.congested(ms(0), rtt, &ack(100, burst), None));
-        assert!(e.congested(ms(0), rtt, &ack(100, burst), Some(0.0)));
-        assert!(!e.congested(ms(0), rtt, &ack(100, 0b11), Some(0.0)));
+        assert!(!e.congested(ms(0), rtt, 100, burst, None));
+        assert!(e.congested(ms(0), rtt, 100, burst, Some(0.0)));
+        assert!(!e.congested(ms(0), rtt, 100, 0b11, Some(0.0)));
         // At 10 % loss four losses are ordinary.
-        assert!(!e.congested(ms(0), rtt, &ack(100, burst), Some(0.1)));
+        assert!(!e.congested(ms(0), rtt, 100, burst, Some(0.1)));
         e.signalled(ms(0), 100);
         // Quiet time, then the same losses (Pids 96..=99) are spent: echo 110 still shows
         // them in bits 10..13, plus three new ones.
-        assert!(!e.congested(ms(10), rtt, &ack(110, 0b111), Some(0.0)));
-        assert!(!e.congested(ms(60), rtt, &ack(110, (burst << 10) | 0b11), Some(0.0)));
-        assert!(e.congested(ms(60), rtt, &ack(110, (burst << 10) | 0b111), Some(0.0)));
+        assert!(!e.congested(ms(10), rtt, 110, 0b111, Some(0.0)));
+        assert!(!e.congested(ms(60), rtt, 110, (burst << 10) | 0b11, Some(0.0)));
+        assert!(e.congested(ms(60), rtt, 110, (burst << 10) | 0b111, Some(0.0)));
     }
 }

@@ -17,6 +17,7 @@ pub mod loss_tracker;
 pub mod output;
 pub mod receiver;
 pub mod redundancy;
+pub mod reorder;
 pub mod repair;
 pub mod rng;
 pub mod seam;

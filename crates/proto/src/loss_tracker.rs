@@ -12,6 +12,17 @@ use tcpnc_wire::AckRepr;
 /// Pids remembered by the receiver beyond the newest one.
 const HISTORY: u32 = 64;
 
+/// How a combination arrived ([`PidTracker::on_arrival`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// Its Pid had already arrived.
+    Duplicate,
+    /// After every Pid received so far (gaps before it may be losses or late arrivals).
+    InOrder,
+    /// After a newer Pid: overtaken by this many Pids.
+    Late(u32),
+}
+
 /// Receiver-side record of the Pids that arrived.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PidTracker {
@@ -30,6 +41,40 @@ impl PidTracker {
 
     /// Records the arrival of `pid`; returns `false` if it had already arrived (a duplicate).
     pub fn on_receive(&mut self, pid: u32) -> bool {
+        self.on_arrival(pid) != Arrival::Duplicate
+    }
+
+    /// Records the arrival of `pid` and says how it arrived (Ha & Tsuru §3.2: a Pid below the
+    /// newest one received came out of order).
+    pub fn on_arrival(&mut self, pid: u32) -> Arrival {
+        let newest = self.newest;
+        if !self.record(pid) {
+            return Arrival::Duplicate;
+        }
+        match newest {
+            Some(n) if n.wrapping_sub(pid).wrapping_sub(1) < 1 << 31 => {
+                Arrival::Late(n.wrapping_sub(pid))
+            }
+            _ => Arrival::InOrder,
+        }
+    }
+
+    /// Pids among the `depth` before the newest one that have not arrived (yet).
+    pub fn missing_within(&self, depth: u32) -> u32 {
+        let Some(newest) = self.newest else {
+            return 0;
+        };
+        (1..=depth.min(HISTORY - 1))
+            .filter(|d| !self.received(newest.wrapping_sub(*d)))
+            .count() as u32
+    }
+
+    /// The newest Pid received.
+    pub fn newest(&self) -> Option<u32> {
+        self.newest
+    }
+
+    fn record(&mut self, pid: u32) -> bool {
         let Some(newest) = self.newest else {
             self.newest = Some(pid);
             self.first = pid;
@@ -86,75 +131,228 @@ impl PidTracker {
     }
 }
 
-/// Sender-side loss counts merged from the NC-ACKs' Pid echo and loss bitmap.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Sender-side loss record merged from the NC-ACKs' Pid echo and loss bitmap (Ha & Tsuru §3.1,
+/// "ACK accumulation").
+///
+/// Every ACK updates the latest known status of the 33 Pids it covers; a status only moves
+/// from lost to received (a late arrival), never back. A Pid is *judged* (counted received or
+/// lost) once the newest echo is `judge_delay` Pids past it: with unordering adaptation the
+/// delay is the sink's reported unordering length, so a combination that is merely late is not
+/// counted lost; a Pid judged lost that a later bitmap (within its 32-Pid reach) shows received
+/// is corrected to a late arrival. Without correction (`unordering = "off"`) every Pid is judged
+/// by the first ACK that covers it, as before this record existed.
+#[derive(Debug, Clone, PartialEq)]
 pub struct LossEstimator {
-    /// Every Pid up to this one (modular) has been classified.
+    /// Latest status of recent Pids, indexed by `pid % STATUS_RING`, and whether the Pid was
+    /// counted lost when judged.
+    status: Vec<(u32, Status, bool)>,
+    /// Newest Pid echo merged.
+    newest_echo: Option<u32>,
+    /// Every Pid up to this one (modular) has been judged.
     classified_to: Option<u32>,
-    /// Combinations reported received.
+    /// Combinations judged received (late arrivals included).
     pub received: u64,
-    /// Combinations reported lost.
+    /// Combinations judged lost (corrections subtracted).
     pub lost: u64,
+    /// Combinations first reported missing and later received (late arrivals).
+    pub late: u64,
     /// Latest N_lp reported by the receiver (Karafillis et al. §II step 2).
     pub lost_dof: u16,
-    /// Pids lost and classified in the current estimation window.
+    /// Pids lost and judged in the current estimation window.
     window: (u64, u64),
     /// Loss rates of the last [`WINDOWS_KEPT`] complete windows, newest last.
     rates: std::collections::VecDeque<f64>,
 }
+
+/// What the record knows of one Pid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Unknown,
+    Received,
+    Lost,
+}
+
+/// Pids whose status is kept (twice the bitmap's reach and the largest judging delay).
+const STATUS_RING: usize = 128;
+
+/// Largest judging delay in Pids (the bitmap's reach: a Pid further back is never reported).
+pub const MAX_JUDGE_DELAY: u32 = 32;
 
 /// Classified Pids per estimation window of [`LossEstimator::random_loss_rate`].
 pub const WINDOW_PIDS: u64 = 1024;
 /// Complete windows whose minimum is the estimate.
 pub const WINDOWS_KEPT: usize = 4;
 
+impl Default for LossEstimator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl LossEstimator {
     /// An empty estimator.
     pub fn new() -> Self {
-        Self::default()
+        LossEstimator {
+            status: vec![(0, Status::Unknown, false); STATUS_RING],
+            newest_echo: None,
+            classified_to: None,
+            received: 0,
+            lost: 0,
+            late: 0,
+            lost_dof: 0,
+            window: (0, 0),
+            rates: std::collections::VecDeque::new(),
+        }
     }
 
-    /// Merges one NC-ACK: the Pids after the last classified one, up to the echo, are counted
-    /// received or lost (those beyond the bitmap's reach are skipped).
-    pub fn on_ack(&mut self, ack: &AckRepr) {
+    fn status_of(&self, pid: u32) -> Status {
+        match self.status[pid as usize % STATUS_RING] {
+            (p, s, _) if p == pid => s,
+            _ => Status::Unknown,
+        }
+    }
+
+    /// Merges one NC-ACK. `correct`: keep each Pid's status up to date and judge it
+    /// `judge_delay` Pids after the newest echo (unordering adaptation); otherwise judge every
+    /// Pid by the first ACK that covers it.
+    pub fn on_ack(&mut self, ack: &AckRepr, correct: bool, judge_delay: u32) {
         self.lost_dof = ack.lost_dof;
         let echo = ack.pid_echo;
-        let from = match self.classified_to {
+        let newer = self
+            .newest_echo
+            .is_none_or(|n| echo.wrapping_sub(n).wrapping_sub(1) < 1 << 31);
+        if !correct {
+            if newer {
+                self.newest_echo = Some(echo);
+                self.judge_from_ack(ack);
+            }
+            return;
+        }
+        self.merge_statuses(ack);
+        if newer {
+            self.newest_echo = Some(echo);
+        }
+        let Some(newest) = self.newest_echo else {
+            return;
+        };
+        let delay = judge_delay.min(MAX_JUDGE_DELAY);
+        // Pids before 0 do not exist: nothing is judged until the echo passes the delay.
+        if newest < delay && self.classified_to.is_none() {
+            return;
+        }
+        self.judge_to(newest.wrapping_sub(delay), |e, pid| {
+            match e.status_of(pid) {
+                Status::Unknown => None,
+                s => Some(s == Status::Lost),
+            }
+        });
+    }
+
+    /// Records the 33 statuses `ack` reports; a judged loss shown received is corrected.
+    fn merge_statuses(&mut self, ack: &AckRepr) {
+        let echo = ack.pid_echo;
+        for back in 0..=32u32 {
+            let pid = echo.wrapping_sub(back);
+            if back > echo {
+                break; // before Pid 0
+            }
+            let Some(lost) = ack.pid_lost(pid) else {
+                continue;
+            };
+            let slot = &mut self.status[pid as usize % STATUS_RING];
+            let (before, counted) = match *slot {
+                (p, s, c) if p == pid => (s, c),
+                _ => (Status::Unknown, false),
+            };
+            let now = match (before, lost) {
+                (Status::Received, _) | (_, false) => Status::Received,
+                (_, true) => Status::Lost,
+            };
+            let corrected = counted && now == Status::Received;
+            *slot = (pid, now, counted && !corrected);
+            if corrected {
+                self.lost -= 1;
+                self.received += 1;
+                self.late += 1;
+                self.window.0 = self.window.0.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Judges Pids by `ack` alone: those after the last judged one, up to the echo.
+    fn judge_from_ack(&mut self, ack: &AckRepr) {
+        if self.classified_to.is_none() {
             // Pids start at 0: before it there is nothing to count as received.
-            None => echo.saturating_sub(32),
+            self.classified_to = Some(ack.pid_echo.saturating_sub(32).wrapping_sub(1));
+        }
+        self.judge_to(ack.pid_echo, |_, pid| ack.pid_lost(pid));
+    }
+
+    /// Judges every Pid after the last judged one up to `to` with `fate` (`None`: unknown,
+    /// skipped). A jump beyond the record's reach skips what it cannot know.
+    fn judge_to(&mut self, to: u32, fate: impl Fn(&Self, u32) -> Option<bool>) {
+        let from = match self.classified_to {
+            None => to.saturating_sub(32),
             Some(c) => {
-                let ahead = echo.wrapping_sub(c);
+                let ahead = to.wrapping_sub(c);
                 if ahead == 0 || ahead >= 1 << 31 {
-                    return; // older or same echo: already classified
+                    return;
                 }
-                c.wrapping_add(1)
+                if ahead as usize > STATUS_RING {
+                    to.wrapping_sub(32)
+                } else {
+                    c.wrapping_add(1)
+                }
             }
         };
         let mut pid = from;
         loop {
-            if let Some(lost) = ack.pid_lost(pid) {
-                if lost {
-                    self.lost += 1;
-                } else {
-                    self.received += 1;
-                }
-                self.window.0 += u64::from(lost);
-                self.window.1 += 1;
-                if self.window.1 == WINDOW_PIDS {
-                    if self.rates.len() == WINDOWS_KEPT {
-                        self.rates.pop_front();
-                    }
-                    self.rates
-                        .push_back(self.window.0 as f64 / WINDOW_PIDS as f64);
-                    self.window = (0, 0);
+            if let Some(lost) = fate(self, pid) {
+                self.count(lost);
+                let slot = &mut self.status[pid as usize % STATUS_RING];
+                if lost && slot.0 == pid {
+                    slot.2 = true;
                 }
             }
-            if pid == echo {
+            if pid == to {
                 break;
             }
             pid = pid.wrapping_add(1);
         }
-        self.classified_to = Some(echo);
+        self.classified_to = Some(to);
+    }
+
+    fn count(&mut self, lost: bool) {
+        if lost {
+            self.lost += 1;
+        } else {
+            self.received += 1;
+        }
+        self.window.0 += u64::from(lost);
+        self.window.1 += 1;
+        if self.window.1 == WINDOW_PIDS {
+            if self.rates.len() == WINDOWS_KEPT {
+                self.rates.pop_front();
+            }
+            self.rates
+                .push_back(self.window.0 as f64 / WINDOW_PIDS as f64);
+            self.window = (0, 0);
+        }
+    }
+
+    /// The judged Pids as a loss bitmap: `(echo, bitmap)` with bit i set when Pid
+    /// `echo − 1 − i` is (as now known) lost, `echo` one past the last judged Pid. Congestion is
+    /// judged on this corrected record (`episode.rs`).
+    pub fn judged_bitmap(&self) -> Option<(u32, u32)> {
+        let to = self.classified_to?;
+        let bitmap = (0..32u32).fold(0, |acc, i| {
+            if self.status_of(to.wrapping_sub(i)) == Status::Lost {
+                acc | (1 << i)
+            } else {
+                acc
+            }
+        });
+        Some((to.wrapping_add(1), bitmap))
     }
 
     /// Whether [`LossEstimator::random_loss_rate`] rests on at least one complete window.
@@ -238,7 +436,7 @@ mod tests {
     fn first_ack_counts_no_pid_before_zero() {
         let mut e = LossEstimator::new();
         // Echo 5, Pid 4 lost: Pids 0..=5 classified, not 32 imaginary ones before 0.
-        e.on_ack(&ack(5, 1));
+        e.on_ack(&ack(5, 1), false, 0);
         assert_eq!((e.received, e.lost), (5, 1));
     }
 
@@ -246,13 +444,13 @@ mod tests {
     fn estimator_counts_each_pid_once() {
         let mut e = LossEstimator::new();
         // First ACK: echo 40, Pid 39 lost (bit 0).
-        e.on_ack(&ack(40, 1));
+        e.on_ack(&ack(40, 1), false, 0);
         assert_eq!((e.received, e.lost), (32, 1));
         // Stale ACK is ignored.
-        e.on_ack(&ack(39, 0));
+        e.on_ack(&ack(39, 0), false, 0);
         assert_eq!((e.received, e.lost), (32, 1));
         // Next ACK echo 43: 41 lost (bit 1), 42 received (bit 0 clear).
-        e.on_ack(&ack(43, 0b10));
+        e.on_ack(&ack(43, 0b10), false, 0);
         assert_eq!((e.received, e.lost), (34, 2));
         assert!((e.loss_rate() - 2.0 / 36.0).abs() < 1e-9);
         // No complete window yet: the estimate is the plain mean.
@@ -261,12 +459,49 @@ mod tests {
     }
 
     #[test]
+    fn a_late_arrival_is_corrected_and_not_counted_lost() {
+        let mut e = LossEstimator::new();
+        // Echo 40 says 39 and 38 missing; judged at once (no judging delay).
+        e.on_ack(&ack(40, 0b11), true, 0);
+        assert_eq!((e.received, e.lost, e.late), (31, 2, 0));
+        // 39 arrives late: the sink echoes it, 38 still missing, 40 received (not in the
+        // bitmap of echo 39, whose bits are 38 and below).
+        e.on_ack(&ack(39, 0b1), true, 0);
+        assert_eq!((e.received, e.lost, e.late), (32, 1, 1));
+        // The same ACKs without correction count 39 lost for good.
+        let mut plain = LossEstimator::new();
+        plain.on_ack(&ack(40, 0b11), false, 0);
+        plain.on_ack(&ack(39, 0b1), false, 0);
+        assert_eq!((plain.received, plain.lost, plain.late), (31, 2, 0));
+    }
+
+    #[test]
+    fn judging_waits_for_the_unordering_length() {
+        let mut e = LossEstimator::new();
+        e.on_ack(&ack(100, 0b1), true, 4);
+        // Judged up to Pid 96 (from 68, the bitmap's reach): Pid 99 (missing) is not judged.
+        assert_eq!((e.received, e.lost), (29, 0));
+        assert_eq!(e.judged_bitmap(), Some((97, 0)));
+        // Pid 99 arrives (echo 99), then echo 104 with nothing missing: 97..=100 judged
+        // received, 99 never counted lost.
+        e.on_ack(&ack(99, 0), true, 4);
+        e.on_ack(&ack(104, 0), true, 4);
+        assert_eq!((e.received, e.lost, e.late), (33, 0, 0));
+        // A real loss is judged once it is older than the delay, and shows in the bitmap.
+        e.on_ack(&ack(112, 0b1_0000), true, 4); // Pid 107 lost
+        assert_eq!(e.lost, 1);
+        let (echo, bitmap) = e.judged_bitmap().unwrap();
+        assert_eq!(echo, 109);
+        assert_eq!(bitmap, 1 << (108 - 107));
+    }
+
+    #[test]
     fn random_rate_is_the_floor_of_recent_windows() {
         let mut e = LossEstimator::new();
         let mut echo = 100u32;
         let mut feed = |e: &mut LossEstimator, acks: u32, bitmap: u32| {
             for _ in 0..acks {
-                e.on_ack(&ack(echo, bitmap));
+                e.on_ack(&ack(echo, bitmap), false, 0);
                 echo += 32;
             }
         };

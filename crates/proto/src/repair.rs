@@ -73,6 +73,13 @@ pub fn congestion_threshold(p: f64) -> f64 {
     32.0 * p + 4.0 * (32.0 * p * (1.0 - p)).sqrt() + 3.0
 }
 
+/// A queue is building when the smoothed combination round trip exceeds its floor by
+/// 1/QUEUE_EVIDENCE of it (a full one-BDP drop-tail queue doubles it; the paper testbed's
+/// 5-packet queue adds a third), and by at least [`QUEUE_EVIDENCE_MIN`].
+pub const QUEUE_EVIDENCE: u32 = 8;
+/// Smallest excess over the floor that counts as a queue (timer and scheduling noise).
+pub const QUEUE_EVIDENCE_MIN: Duration = Duration::from_millis(2);
+
 /// Lower bound of the delivery-rate estimate used to size repairs (p̂ ≤ 0.8).
 pub const MIN_DELIVERY: f64 = 0.2;
 
@@ -100,6 +107,8 @@ pub struct DeficitRepair {
     /// Smoothed round-trip time from a Pid's sending to the NC-ACK echoing it (RFC 6298 gain
     /// 1/8), `None` before the first sample.
     srtt: Option<Duration>,
+    /// Smallest smoothed round-trip time so far: the path without a queue (jitter averaged).
+    rtt_floor: Option<Duration>,
 }
 
 impl Default for DeficitRepair {
@@ -118,6 +127,7 @@ impl DeficitRepair {
             sent: 0,
             last_ack: None,
             srtt: None,
+            rtt_floor: None,
         }
     }
 
@@ -149,10 +159,12 @@ impl DeficitRepair {
             return 0;
         }
         let sample = now.saturating_sub(at.at);
-        self.srtt = Some(match self.srtt {
+        let srtt = match self.srtt {
             None => sample,
             Some(s) => (s * 7 + sample) / 8,
-        });
+        };
+        self.srtt = Some(srtt);
+        self.rtt_floor = Some(self.rtt_floor.map_or(srtt, |f| f.min(srtt)));
         if ack.lost_dof == 0 {
             return 0;
         }
@@ -173,6 +185,16 @@ impl DeficitRepair {
     /// The smoothed round-trip time of combinations, once measured.
     pub fn srtt(&self) -> Option<Duration> {
         self.srtt
+    }
+
+    /// Whether a queue is building on the path: the smoothed round trip is at least
+    /// [`QUEUE_EVIDENCE`] above its floor (`true` before anything is measured, so that the
+    /// loss rule alone applies then).
+    pub fn queue_building(&self) -> bool {
+        match (self.srtt, self.rtt_floor) {
+            (Some(s), Some(f)) => s >= f + (f / QUEUE_EVIDENCE).max(QUEUE_EVIDENCE_MIN),
+            _ => true,
+        }
     }
 }
 
@@ -252,6 +274,28 @@ mod tests {
         assert_eq!(r.on_ack(Duration::ZERO, &ack(1, 7, 9), pid, 0.0), 0); // echo not sent yet
         send(&mut r, &mut pid, LOG_LEN as u32 + 10, LOG_LEN as u32);
         assert_eq!(r.on_ack(Duration::ZERO, &ack(1, 2, 9), pid, 0.0), 0); // too far back
+    }
+
+    #[test]
+    fn a_queue_shows_as_a_round_trip_above_its_floor() {
+        let mut r = DeficitRepair::new();
+        assert!(r.queue_building(), "nothing measured: the loss rule alone");
+        let ms = Duration::from_millis;
+        // Steady 40 ms round trips with ±3 ms of jitter: no queue.
+        for pid in 0..200u32 {
+            let sent = ms(u64::from(pid) * 2);
+            r.on_sent(sent, pid, true, false);
+            let jitter = ms(u64::from(pid % 7));
+            r.on_ack(sent + ms(40) + jitter, &ack(pid, pid, 0), pid + 1, 0.0);
+        }
+        assert!(!r.queue_building(), "{:?}", r.srtt());
+        // The queue fills: round trips climb to 70 ms.
+        for pid in 200..260u32 {
+            let sent = ms(u64::from(pid) * 2);
+            r.on_sent(sent, pid, true, false);
+            r.on_ack(sent + ms(70), &ack(pid, pid, 0), pid + 1, 0.0);
+        }
+        assert!(r.queue_building(), "{:?}", r.srtt());
     }
 
     #[test]

@@ -47,6 +47,18 @@ pub struct FlowStats {
     pub coding_buffer_len: usize,
     /// Latest loss rate estimated from the Pid bitmaps (Ha & Tsuru §3.1).
     pub loss_rate_estimate_ppm: u32,
+    /// Combinations first reported missing and later received (Ha & Tsuru §3.1: late
+    /// arrivals, not losses).
+    pub late_arrivals: u64,
+    /// Duplicate NC-ACKs flagged PAUSE held from the local TCP (Ha & Tsuru §3.3).
+    pub acks_paused: u64,
+    /// NC-ACKs older than one already received (reordered on the way back): merged into the
+    /// loss record only.
+    pub acks_stale: u64,
+    /// Latest unordering length reported by the peer, Pids (Ha & Tsuru §3.2).
+    pub unordering: u16,
+    /// Combinations received after a newer one (receiver half, Ha & Tsuru §3.2).
+    pub late_received: u64,
     /// DATA frames received from the peer.
     pub data_received: u64,
     /// Of those, innovative.
@@ -163,7 +175,9 @@ impl FlowStats {
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
             data_sent, redundant_sent, repairs_sent, repair_probes, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
-            coding_buffer_len, loss_rate_estimate_ppm, data_received, innovative, non_innovative,
+            coding_buffer_len, loss_rate_estimate_ppm, late_arrivals, acks_paused, acks_stale,
+            unordering,
+            late_received, data_received, innovative, non_innovative,
             acks_sent, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)
     }
 }

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use common::*;
+use tcpnc_proto::config::CongestionRule;
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
 use tcpnc_proto::{AckPolicy, Engine, EngineConfig, FlowStats, RedundancyPolicy, RepairPolicy};
 use tcpnc_wire::FrameRepr;
@@ -19,12 +20,15 @@ const STEP: u64 = 5;
 /// Return-path delay of the NC-ACKs.
 const ACK_DELAY: u64 = 20;
 
+/// The scripted path has a constant round trip (no queue): these tests pin the loss rule of
+/// the congestion signal (`congestion = "loss"`); the queue rule is tested at the end.
 fn config(repair: RepairPolicy) -> EngineConfig {
     EngineConfig {
         coding_window: 2,
         redundancy: RedundancyPolicy::Fixed(1.0),
         ack_policy: AckPolicy::InnovativeOnly,
         repair,
+        congestion: CongestionRule::Loss,
         ..EngineConfig::default()
     }
 }
@@ -46,8 +50,12 @@ struct Outcome {
 /// `k` segments, one every STEP ms, through A → B; DATA frames of the segments in `lost` are
 /// dropped, and so is every repair sent before `repairs_from` ms. NC-ACKs take ACK_DELAY ms.
 fn run(repair: RepairPolicy, k: u32, lost: &[u32], repairs_from: u64) -> Outcome {
-    let mut a = Engine::new(config(repair), 1).unwrap();
-    let mut b = Engine::new(config(repair), 2).unwrap();
+    run_with(config(repair), k, lost, repairs_from)
+}
+
+fn run_with(cfg: EngineConfig, k: u32, lost: &[u32], repairs_from: u64) -> Outcome {
+    let mut a = Engine::new(cfg.clone(), 1).unwrap();
+    let mut b = Engine::new(cfg, 2).unwrap();
     let mut acks_in_flight: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
     let mut acks = Vec::new();
     // Extra steps after the last segment let the repairs finish.
@@ -217,4 +225,23 @@ fn a_loss_burst_beyond_the_random_floor_signals_congestion_once() {
     // The paper's rules have no such signal.
     let off = run(RepairPolicy::Off, 1200, &burst, 0);
     assert_eq!(off.flow.congestion_signals, 0);
+}
+
+#[test]
+fn without_a_queue_a_burst_is_repaired_not_signalled() {
+    // The path's round trip never rises above its floor: the twelve losses are a burst of
+    // random loss. The queue rule neither signals nor lets the stall's duplicates through;
+    // the loss rule (the first test above) gives TCP three duplicates and a signal.
+    let burst: Vec<u32> = (1100..1112).collect();
+    let queue = EngineConfig {
+        congestion: CongestionRule::Queue,
+        ..config(RepairPolicy::Deficit)
+    };
+    let r = run_with(queue, 1200, &burst, 0);
+    assert_eq!(r.flow.congestion_signals, 0);
+    assert_eq!(longest_dup_run(&r.acks), 0, "{:?}", &r.acks[1090..1130]);
+    assert!(r.flow.dup_acks_held > 0);
+    assert_eq!(*r.acks.last().unwrap(), ISN + 1200 * SEG);
+    let loss = run(RepairPolicy::Deficit, 1200, &burst, 0);
+    assert_eq!(loss.flow.congestion_signals, 1);
 }

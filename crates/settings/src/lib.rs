@@ -19,6 +19,9 @@ pub use policies::{
     MAX_CODING_WINDOW, PAPER_REDUNDANCY, PAPER_WINDOW, PRODUCT_WINDOW, Policies, PolicyError,
     PolicyOverrides, Profile, SIMULATOR_WINDOW,
 };
-pub use policy::{AckDecision, AckPolicy, CodingScheme, CoefficientTransport, RepairPolicy};
+pub use policy::{
+    AckDecision, AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, RepairPolicy,
+    Switch,
+};
 pub use redundancy::{ADAPTIVE_MAX_REDUNDANCY, MAX_REDUNDANCY, RedundancyError, RedundancyPolicy};
 pub use run::{CodingMode, CongestionControl, PathMode};

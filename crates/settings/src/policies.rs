@@ -9,7 +9,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::named_enum;
-use crate::policy::{AckPolicy, CodingScheme, CoefficientTransport, RepairPolicy};
+use crate::policy::{
+    AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, RepairPolicy, Switch,
+};
 use crate::redundancy::RedundancyPolicy;
 
 /// Largest coding window: the wire's `n` is one byte (`docs/wire.md`).
@@ -51,6 +53,17 @@ pub struct Policies {
     pub repair: RepairPolicy,
     /// Which combinations the receiver acknowledges.
     pub ack_rule: AckPolicy,
+    /// Unordering adaptation (Ha & Tsuru §3.1-3.2): the sender corrects each Pid's status with later
+    /// NC-ACKs (a late arrival is not a loss), the receiver measures the unordering length and
+    /// leaves merely late combinations out of N_lp, and the sender widens its coding window by
+    /// it.
+    pub unordering: Switch,
+    /// Pause-ACK (Ha & Tsuru §3.3): the receiver flags a duplicate NC-ACK that reordering
+    /// explains and the sender holds it from the local TCP until a newer one arrives (at most
+    /// 200 ms).
+    pub pause_ack: Switch,
+    /// When a loss burst becomes a congestion signal to TCP.
+    pub congestion: CongestionRule,
 }
 
 impl Default for Policies {
@@ -82,6 +95,9 @@ impl Policies {
             coefficients: CoefficientTransport::Seeded,
             repair: RepairPolicy::Deficit,
             ack_rule: AckPolicy::SuppressUselessRedundant,
+            unordering: Switch::On,
+            pause_ack: Switch::On,
+            congestion: CongestionRule::Queue,
         }
     }
 
@@ -125,6 +141,9 @@ impl Policies {
             coefficients: o.coefficients.unwrap_or(self.coefficients),
             repair: o.repair.unwrap_or(self.repair),
             ack_rule: o.ack_rule.unwrap_or(self.ack_rule),
+            unordering: o.unordering.unwrap_or(self.unordering),
+            pause_ack: o.pause_ack.unwrap_or(self.pause_ack),
+            congestion: o.congestion.unwrap_or(self.congestion),
         }
     }
 
@@ -199,6 +218,21 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ack_rule: Option<AckPolicy>,
+    /// Unordering adaptation: late arrivals corrected, the unordering length measured and
+    /// coded around (Ha & Tsuru §3.1-3.2). Default: on.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unordering: Option<Switch>,
+    /// Pause-ACK: duplicate NC-ACKs explained by reordering held from TCP (Ha & Tsuru §3.3).
+    /// Default: on.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_ack: Option<Switch>,
+    /// When loss becomes a congestion signal to TCP: "loss" (more than the random floor) or
+    /// "queue" (that, with the round trip above its floor). Default: queue.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<CongestionRule>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -211,19 +245,25 @@ impl From<Policies> for PolicyOverrides {
             coefficients: Some(p.coefficients),
             repair: Some(p.repair),
             ack_rule: Some(p.ack_rule),
+            unordering: Some(p.unordering),
+            pause_ack: Some(p.pause_ack),
+            congestion: Some(p.congestion),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 6] = [
+    pub const KEYS: [&'static str; 9] = [
         "window",
         "redundancy",
         "scheme",
         "coefficients",
         "repair",
         "ack_rule",
+        "unordering",
+        "pause_ack",
+        "congestion",
     ];
 }
 

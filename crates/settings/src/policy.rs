@@ -182,3 +182,39 @@ mod tests {
         assert_eq!(m.decide(false, false), AckDependent);
     }
 }
+
+named_enum! {
+    /// A mechanism switched on or off (the Ha & Tsuru mechanisms, docs/engine.md).
+    pub enum Switch {
+        /// The mechanism runs.
+        On = "on",
+        /// The mechanism is off: the engine behaves as without it.
+        Off = "off",
+    }
+}
+
+impl Switch {
+    /// Whether the mechanism runs.
+    pub const fn is_on(self) -> bool {
+        matches!(self, Switch::On)
+    }
+}
+
+named_enum! {
+    /// When the sender tells the local TCP about congestion (three duplicate ACKs) while
+    /// repairs keep the NC ack moving (docs/engine.md, "Congestion signal").
+    pub enum CongestionRule {
+        /// An NC-ACK's loss bitmap shows more losses than the random loss floor explains.
+        Loss = "loss",
+        /// The same, and the combination round trip is above its floor (a queue is building):
+        /// a burst of random loss with no queue behind it is repaired, not signalled.
+        Queue = "queue",
+    }
+}
+
+impl Default for CongestionRule {
+    /// Queue evidence: Gilbert-Elliott bursts no longer cut TCP's window (docs/lab.md).
+    fn default() -> Self {
+        CongestionRule::Queue
+    }
+}

@@ -26,7 +26,8 @@ use tcpnc_wire::{Coefficients, DataRepr, FlowId, SeqRange};
 use crate::context::Context;
 use crate::event::{DropReason, Event};
 use crate::flow_id_conversion::flow_key;
-use crate::loss_tracker::PidTracker;
+use crate::loss_tracker::{Arrival, PidTracker};
+use crate::reorder::ReorderMeter;
 use crate::tcp::{FlowKey, seq_lt};
 use tcpnc_settings::AckDecision;
 
@@ -81,6 +82,11 @@ pub struct ReceiverHalf {
     frontier_seq: Option<u32>,
     pids: PidTracker,
     last_pid: u32,
+    /// Unordering length (Ha & Tsuru §3.2).
+    reorder: ReorderMeter,
+    /// Unordering length and ack number of the last NC-ACK sent.
+    last_unordering_sent: u16,
+    last_ack_sent: Option<u32>,
     /// Latest Base from the sender.
     base_seq: Option<u32>,
     /// Latest ack number and right window edge the local TCP announced.
@@ -111,6 +117,9 @@ impl ReceiverHalf {
             frontier_seq: None,
             pids: PidTracker::new(),
             last_pid: 0,
+            reorder: ReorderMeter::new(),
+            last_unordering_sent: 0,
+            last_ack_sent: None,
             base_seq: None,
             local_ack: None,
             local_right_edge: None,
@@ -172,7 +181,14 @@ impl ReceiverHalf {
         payload: &[u8],
     ) -> DataOutcome {
         cx.stats.data_received += 1;
-        self.pids.on_receive(header.pid);
+        let late = match self.pids.on_arrival(header.pid) {
+            Arrival::Late(d) => Some(d),
+            _ => None,
+        };
+        cx.stats.late_received += u64::from(late.is_some());
+        if cx.config.unordering.is_on() {
+            self.reorder.on_arrival(cx.now, late);
+        }
         self.last_pid = header.pid;
         if !self.synchronise(cx, header) {
             return DataOutcome::default();
@@ -196,7 +212,15 @@ impl ReceiverHalf {
         }
         self.deliver_decoded(cx);
         self.try_drop();
-        let acked = match cx.config.ack_policy.decide(innovative, header.redundant) {
+        let decision = match cx.config.ack_policy.decide(innovative, header.redundant) {
+            // Ha & Tsuru §3.2: a useless combination that was merely overtaken is not a TCP
+            // retransmission to answer; its duplicate ACK would only look like a loss.
+            AckDecision::AckDependent if late.is_some() && cx.config.unordering.is_on() => {
+                AckDecision::Suppress
+            }
+            d => d,
+        };
+        let acked = match decision {
             AckDecision::Ack => self.send_ack(cx, header.redundant, false),
             AckDecision::AckDependent => self.send_ack(cx, header.redundant, true),
             AckDecision::Suppress => false,

@@ -46,6 +46,18 @@ impl ReceiverHalf {
         w.min(u64::from(u32::MAX)) as u32
     }
 
+    /// Unseen indices up to the highest one heard of: the tracked span minus the rank (equal to
+    /// `highest + 1 − first unseen` when the seen indices are a prefix); at most 65535.
+    fn missing_dof(&self) -> u16 {
+        match (&self.decoder, self.highest) {
+            (Some(d), Some((h, _))) => (h + 1)
+                .saturating_sub(d.base())
+                .saturating_sub(d.rank() as u64)
+                .min(65_535) as u16,
+            _ => 0,
+        }
+    }
+
     /// Sends one NC-ACK; `false` if nothing is known to acknowledge yet.
     pub(super) fn send_ack(
         &mut self,
@@ -57,15 +69,23 @@ impl ReceiverHalf {
             return false;
         };
         let window = self.window(ack, cx.config);
-        // Unseen indices up to the highest one heard of: the tracked span minus the rank
-        // (equal to `highest + 1 − first unseen` when the seen indices are a prefix).
-        let lost_dof = match (&self.decoder, self.highest) {
-            (Some(d), Some((h, _))) => (h + 1)
-                .saturating_sub(d.base())
-                .saturating_sub(d.rank() as u64)
-                .min(65_535) as u16,
-            _ => 0,
+        let missing = self.missing_dof();
+        // Ha & Tsuru §3.2: combinations missing for less than the unordering length may only be
+        // late; they are not reported lost (N_lp), so the sender does not repair them.
+        let (unordering, lost_dof) = match cx.config.unordering.is_on() {
+            true => {
+                let l = self.reorder.length();
+                let late = self.pids.missing_within(u32::from(l));
+                (l, missing.saturating_sub(late.min(65_535) as u16))
+            }
+            false => (0, missing),
         };
+        // §3.3: a duplicate that reordering explains (every missing DoF may be late) is flagged
+        // for the sender to hold.
+        let pause = cx.config.pause_ack.is_on()
+            && self.last_ack_sent == Some(ack)
+            && missing > 0
+            && lost_dof == 0;
         let repr = AckRepr {
             flow: self.data_flow,
             ack,
@@ -73,13 +93,15 @@ impl ReceiverHalf {
             pid_echo: self.last_pid,
             loss_bitmap: self.pids.loss_bitmap(self.last_pid),
             lost_dof,
-            unordering: 0,
+            unordering,
             redundant,
             dependent: dependent.then_some(ack),
-            pause: false,
-            update: false,
+            pause,
+            update: unordering != self.last_unordering_sent,
         };
         self.last_window_sent = Some(window);
+        self.last_ack_sent = Some(ack);
+        self.last_unordering_sent = unordering;
         if cx.out.transmit_frame(&FrameRepr::Ack(repr)) {
             cx.out.stats.acks_sent += 1;
             cx.stats.acks_sent += 1;

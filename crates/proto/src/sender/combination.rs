@@ -41,7 +41,7 @@ impl SenderHalf {
                 None => return,
             }
         } else {
-            match self.buffer.coding_window(arrival, cx.config.coding_window) {
+            match self.buffer.coding_window(arrival, self.coding_window(cx)) {
                 Some(r) => r,
                 None => return,
             }

@@ -75,6 +75,11 @@ pub struct SenderHalf {
     ip_ident: u16,
     /// Largest payload of a local segment so far (the local TCP's effective MSS).
     largest_payload: u32,
+    /// The sink's latest unordering length in Pids (Ha & Tsuru §3.2; 0 with the mechanism off).
+    unordering: u16,
+    /// A duplicate NC-ACK the sink flagged PAUSE, held from the local TCP until this deadline
+    /// (Ha & Tsuru §3.3): its ack number and window.
+    paused: Option<(Duration, u32, u32)>,
 }
 
 impl SenderHalf {
@@ -109,7 +114,17 @@ impl SenderHalf {
             ranges_scratch: Vec::new(),
             ip_ident: 0,
             largest_payload: 0,
+            unordering: 0,
+            paused: None,
         }
+    }
+
+    /// The coding window W of a new combination: the configured one widened by the sink's
+    /// unordering length (Ha & Tsuru §3.2: a combination must reach back to the first unseen
+    /// packet even after the combinations before it were overtaken), at most 255.
+    fn coding_window(&self, cx: &Context<'_>) -> usize {
+        (cx.config.coding_window + usize::from(self.unordering))
+            .min(crate::config::MAX_CODING_WINDOW)
     }
 
     /// Packets in the coding buffer.

@@ -8,10 +8,15 @@ use std::time::Duration;
 use tcpnc_wire::AckRepr;
 
 use super::{AckStamp, SenderHalf};
+use crate::config::CongestionRule;
 use crate::context::Context;
 use crate::event::Event;
 use crate::redundancy::RedundancyPolicy;
 use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY};
+
+/// Longest hold of a paused duplicate ACK (Ha & Tsuru §3.3: "the sending schedule of 200 ms,
+/// following the setting of Delay-ACK of the regular TCP").
+pub const PAUSE_HOLD: Duration = Duration::from_millis(200);
 use crate::tcp::{IpParams, build_ack, seq_lt};
 
 impl SenderHalf {
@@ -24,12 +29,30 @@ impl SenderHalf {
             .loss
             .floor_known()
             .then(|| self.loss.random_loss_rate());
+        let stale = self.nc_ack.is_some_and(|a| seq_lt(ack.ack, a));
         self.absorb_ack(cx, ack);
+        if stale && cx.config.unordering.is_on() {
+            // Overtaken by a newer NC-ACK on the way back (Ha & Tsuru §3.1): its bitmap is
+            // merged, but its ack number would take TCP backwards and its N_lp is outdated.
+            cx.stats.acks_stale += 1;
+            return;
+        }
         // (A congestion signal repeats the last ACK, so this is the same before and after it.)
         let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
+        if !duplicate {
+            self.paused = None; // a newer ACK erases the paused one (Ha & Tsuru §3.3)
+        }
         if cx.config.repair.repairs_deficit()
             && self.repair_and_signal(cx, ack, floor, duplicate, stamp)
         {
+            return;
+        }
+        if duplicate && ack.pause && cx.config.pause_ack.is_on() {
+            // Held until a newer ACK erases it or the pause ends (then given to TCP).
+            if self.paused.is_none() {
+                self.paused = Some((cx.now + PAUSE_HOLD, ack.ack, ack.window));
+            }
+            cx.stats.acks_paused += 1;
             return;
         }
         self.synthesize(cx, ack.ack, ack.window, stamp);
@@ -39,7 +62,13 @@ impl SenderHalf {
     /// window.
     fn absorb_ack(&mut self, cx: &mut Context<'_>, ack: &AckRepr) {
         self.buffer.acknowledge(ack.ack);
-        self.loss.on_ack(ack);
+        let correct = cx.config.unordering.is_on();
+        if correct {
+            self.unordering = ack.unordering;
+        }
+        self.loss.on_ack(ack, correct, u32::from(self.unordering));
+        cx.stats.late_arrivals = self.loss.late;
+        cx.stats.unordering = self.unordering;
         cx.stats.loss_rate_estimate_ppm = (self.loss.loss_rate() * 1e6) as u32;
         if let RedundancyPolicy::Adaptive { .. } = cx.config.redundancy {
             let r = cx
@@ -76,11 +105,25 @@ impl SenderHalf {
         self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
             .then(|| (cx.now + self.probe_interval(0), 0));
         let rtt = self.repair.srtt();
-        if self.episodes.congested(cx.now, rtt, ack, floor) {
-            self.episodes.signalled(cx.now, ack.pid_echo);
+        // Congestion is judged on the corrected record (late arrivals are not losses) with
+        // unordering adaptation, on the ACK's own bitmap without it.
+        let view = match cx.config.unordering.is_on() {
+            true => self.loss.judged_bitmap(),
+            false => Some((ack.pid_echo, ack.loss_bitmap)),
+        };
+        let queue = match cx.config.congestion {
+            CongestionRule::Loss => true,
+            CongestionRule::Queue => self.repair.queue_building(),
+        };
+        if let Some((echo, bitmap)) = view
+            && queue
+            && self.episodes.congested(cx.now, rtt, echo, bitmap, floor)
+        {
+            self.episodes.signalled(cx.now, echo);
             self.signal_congestion(cx, stamp);
         }
-        if self.episodes.hold_duplicate(cx.now, rtt, duplicate) {
+        let random = !queue && cx.config.congestion == CongestionRule::Queue;
+        if self.episodes.hold_duplicate(cx.now, rtt, duplicate, random) {
             cx.stats.dup_acks_held += 1;
             return true;
         }
@@ -156,9 +199,25 @@ impl SenderHalf {
         by_packets.min(by_bytes).min(u64::from(u32::MAX)) as u32
     }
 
-    /// When [`SenderHalf::on_timeout`] must run: the repair probe's deadline.
+    /// When [`SenderHalf::on_timeout`] must run: the repair probe's or the paused ACK's
+    /// deadline.
     pub fn poll_timeout(&self) -> Option<Duration> {
-        self.probe.map(|(deadline, _)| deadline)
+        let probe = self.probe.map(|(deadline, _)| deadline);
+        let paused = self.paused.map(|(deadline, _, _)| deadline);
+        match (probe, paused) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Gives the local TCP a paused duplicate ACK whose pause ended without a newer ACK.
+    pub fn release_paused(&mut self, cx: &mut Context<'_>, stamp: AckStamp) {
+        if let Some((deadline, ack, window)) = self.paused
+            && deadline <= cx.now
+        {
+            self.paused = None;
+            self.synthesize(cx, ack, window, stamp);
+        }
     }
 
     /// Two combination round trips (100 ms before one is measured), doubled per probe already
