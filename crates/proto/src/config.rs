@@ -103,7 +103,19 @@ pub struct EngineConfig {
     pub pause_ack: Switch,
     /// When loss becomes a congestion signal (`episode.rs`).
     pub congestion: CongestionRule,
+    /// SYN and SYN-ACK sent [`HANDSHAKE_COPIES`] times; duplicates from the peer dropped.
+    pub protect_handshake: Switch,
+    /// New flows start from the path's estimates (`path_memory.rs`).
+    pub path_memory: Switch,
 }
+
+/// Copies of a SYN or SYN-ACK sent with handshake protection: at 10 % independent loss all
+/// three are lost once in a thousand handshakes instead of once in ten.
+pub const HANDSHAKE_COPIES: usize = 3;
+
+/// A SYN or SYN-ACK from the peer with the ISN of one delivered less than this long ago is a
+/// protection copy (TCP's own retransmission comes after its 1 s SYN timeout).
+pub const HANDSHAKE_DEDUPE: Duration = Duration::from_millis(200);
 
 impl Default for EngineConfig {
     /// [`EngineConfig::new`] of the engine's unit-test base set ([`Policies::engine_test`]:
@@ -135,6 +147,8 @@ impl EngineConfig {
             unordering: policies.unordering,
             pause_ack: policies.pause_ack,
             congestion: policies.congestion,
+            protect_handshake: policies.protect_handshake,
+            path_memory: policies.path_memory,
         }
     }
 
@@ -150,6 +164,8 @@ impl EngineConfig {
             unordering: self.unordering,
             pause_ack: self.pause_ack,
             congestion: self.congestion,
+            protect_handshake: self.protect_handshake,
+            path_memory: self.path_memory,
         }
     }
 }

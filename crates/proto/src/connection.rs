@@ -35,6 +35,8 @@ pub struct Connection {
     pub local_isn: Option<u32>,
     /// The remote TCP's ISN, from its SYN.
     pub remote_isn: Option<u32>,
+    /// When the peer's SYN (or SYN-ACK) was last delivered (handshake protection's dedupe).
+    pub remote_syn_at: Option<Duration>,
     /// Last packet in either direction.
     pub last_activity: Duration,
     /// When both directions were seen finished.
@@ -55,6 +57,7 @@ impl Connection {
             remote_wscale: None,
             local_isn: None,
             remote_isn: None,
+            remote_syn_at: None,
             last_activity: now,
             finished_at: None,
             stats: FlowStats::default(),
@@ -117,7 +120,7 @@ impl Connection {
         let first_seq = self.local_isn.map(|i| i.wrapping_add(1));
         let out_id = self.out_id;
         self.sender
-            .get_or_insert_with(|| SenderHalf::new(out_id, first_seq, cx.config))
+            .get_or_insert_with(|| SenderHalf::new(out_id, first_seq, cx.config, cx.path))
             .on_segment(&mut cx, pkt, stamp);
     }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::config::EngineConfig;
 use crate::output::Output;
+use crate::path_memory::PathEstimate;
 use crate::rng::EngineRng;
 use crate::stats::FlowStats;
 
@@ -24,6 +25,8 @@ pub struct Call<'a> {
     pub rng: &'a mut EngineRng,
     /// Output queues and engine-wide counters.
     pub out: &'a mut Output,
+    /// What the engine knows of its path (`path_memory.rs`).
+    pub path: &'a mut PathEstimate,
 }
 
 impl<'a> Call<'a> {
@@ -34,6 +37,7 @@ impl<'a> Call<'a> {
             config: self.config,
             rng: self.rng,
             out: self.out,
+            path: self.path,
             stats,
         }
     }
@@ -50,6 +54,8 @@ pub struct Context<'a> {
     pub rng: &'a mut EngineRng,
     /// Output queues and engine-wide counters.
     pub out: &'a mut Output,
+    /// What the engine knows of its path (`path_memory.rs`).
+    pub path: &'a mut PathEstimate,
     /// The connection's counters (both halves).
     pub stats: &'a mut FlowStats,
 }

@@ -22,12 +22,13 @@ use std::time::Duration;
 
 use tcpnc_wire::{AckRepr, DataRepr, FlowId, FrameRepr, KeepaliveRepr};
 
-use crate::config::{ConfigError, EngineConfig};
+use crate::config::{ConfigError, EngineConfig, HANDSHAKE_COPIES, HANDSHAKE_DEDUPE};
 use crate::connection::Connection;
 use crate::context::Call;
 use crate::event::{CloseReason, DropReason, Event};
 use crate::flow_id_conversion::{flow_id, flow_key};
 use crate::output::Output;
+use crate::path_memory::PathEstimate;
 use crate::rng::EngineRng;
 use crate::stats::EngineStats;
 use crate::tcp::{
@@ -41,6 +42,8 @@ pub struct Engine {
     rng: EngineRng,
     flows: BTreeMap<ConnKey, Connection>,
     out: Output,
+    /// What the flows learned of the path, for the flows that start later.
+    path: PathEstimate,
 }
 
 impl Engine {
@@ -51,6 +54,7 @@ impl Engine {
             out: Output::new(config.limits.clone(), config.tunnel_mtu),
             config,
             rng: EngineRng::new(seed),
+            path: PathEstimate::default(),
             flows: BTreeMap::new(),
         })
     }
@@ -76,6 +80,7 @@ impl Engine {
             config: &self.config,
             rng: &mut self.rng,
             out: &mut self.out,
+            path: &mut self.path,
         };
         Some((flow, call))
     }
@@ -296,7 +301,14 @@ impl Engine {
             }
             self.note_finished(&conn, now);
         }
-        self.bypass_local(&copy);
+        let copies = match self.config.protect_handshake.is_on() {
+            true => HANDSHAKE_COPIES,
+            false => 1,
+        };
+        for _ in 0..copies {
+            self.bypass_local(&copy);
+        }
+        self.out.stats.handshake_copies += copies as u64 - 1;
     }
 
     /// Local segment without payload, SYN, FIN or RST.
@@ -352,6 +364,10 @@ impl Engine {
                     self.remove_flow(&conn, CloseReason::Reset);
                 }
             } else if flags.contains(TcpFlags::SYN) && self.config.coding {
+                if self.handshake_copy(&conn, pkt.tcp.seq, now) {
+                    self.out.stats.handshake_duplicates += 1;
+                    return;
+                }
                 let syn_ack = flags.contains(TcpFlags::ACK);
                 if !syn_ack
                     && let Some(f) = self.flows.get(&conn)
@@ -367,6 +383,7 @@ impl Engine {
                     flow.last_activity = now;
                     flow.remote_wscale = scale;
                     flow.remote_isn = Some(pkt.tcp.seq);
+                    flow.remote_syn_at = Some(now);
                     flow.receiver.on_remote_syn(pkt.tcp.seq);
                     self.note_finished(&conn, now);
                 }
@@ -384,6 +401,17 @@ impl Engine {
             }
         }
         self.out.deliver_local(packet.to_vec(), None);
+    }
+
+    /// Whether a SYN (or SYN-ACK) from the peer with `isn` is a copy of one delivered less
+    /// than [`HANDSHAKE_DEDUPE`] ago (handshake protection).
+    fn handshake_copy(&self, conn: &ConnKey, isn: u32, now: Duration) -> bool {
+        self.config.protect_handshake.is_on()
+            && self.flows.get(conn).is_some_and(|f| {
+                f.remote_isn == Some(isn)
+                    && f.remote_syn_at
+                        .is_some_and(|t| now.saturating_sub(t) < HANDSHAKE_DEDUPE)
+            })
     }
 
     fn bypass_local(&mut self, ip_packet: &[u8]) {

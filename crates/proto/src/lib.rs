@@ -15,6 +15,7 @@ pub mod event;
 pub mod flow_id_conversion;
 pub mod loss_tracker;
 pub mod output;
+pub mod path_memory;
 pub mod receiver;
 pub mod redundancy;
 pub mod reorder;

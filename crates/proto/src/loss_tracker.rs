@@ -355,6 +355,15 @@ impl LossEstimator {
         Some((to.wrapping_add(1), bitmap))
     }
 
+    /// Starts from a known floor (the path's, `path_memory.rs`): it counts as one complete
+    /// window until [`WINDOWS_KEPT`] windows of this flow replace it.
+    pub fn set_prior(&mut self, floor: f64) {
+        if floor.is_finite() && (0.0..1.0).contains(&floor) {
+            self.rates.clear();
+            self.rates.push_back(floor);
+        }
+    }
+
     /// Whether [`LossEstimator::random_loss_rate`] rests on at least one complete window.
     pub fn floor_known(&self) -> bool {
         !self.rates.is_empty()

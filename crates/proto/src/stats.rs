@@ -94,6 +94,10 @@ pub struct EngineStats {
     pub pure_acks_forwarded: u64,
     /// SYN segments whose options were rewritten (MSS clamp, SACK/timestamps stripped).
     pub syn_rewritten: u64,
+    /// Extra copies of local SYNs and SYN-ACKs sent (handshake protection).
+    pub handshake_copies: u64,
+    /// Copies of the peer's SYNs and SYN-ACKs dropped (handshake protection).
+    pub handshake_duplicates: u64,
     /// Datagrams given to `handle_datagram`.
     pub datagrams_received: u64,
     /// Datagrams that did not parse as a tunnel frame.
@@ -187,7 +191,8 @@ impl EngineStats {
     /// snapshots are in [`EngineStats::flows`]).
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; local_packets, local_malformed, local_bypassed, local_coded,
-            pure_acks_suppressed, pure_acks_forwarded, syn_rewritten, datagrams_received,
+            pure_acks_suppressed, pure_acks_forwarded, syn_rewritten, handshake_copies,
+            handshake_duplicates, datagrams_received,
             datagrams_malformed, data_received, decode_errors, acks_received, acks_unknown_flow,
             bypass_received, keepalive_replies, keepalive_replies_received, datagrams_sent,
             data_sent, acks_sent, bypass_sent, oversize_datagrams, local_sent,

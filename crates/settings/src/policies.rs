@@ -64,6 +64,12 @@ pub struct Policies {
     pub pause_ack: Switch,
     /// When a loss burst becomes a congestion signal to TCP.
     pub congestion: CongestionRule,
+    /// SYN and SYN-ACK sent three times (their duplicates dropped by the peer gateway), so a
+    /// connection's start does not wait for TCP's 1 s SYN timeout on a lossy path.
+    pub protect_handshake: Switch,
+    /// New flows start from what earlier flows to the same peer learned of the path (loss
+    /// floor, unordering length) instead of from nothing.
+    pub path_memory: Switch,
 }
 
 impl Default for Policies {
@@ -98,6 +104,8 @@ impl Policies {
             unordering: Switch::On,
             pause_ack: Switch::On,
             congestion: CongestionRule::Queue,
+            protect_handshake: Switch::On,
+            path_memory: Switch::On,
         }
     }
 
@@ -144,6 +152,8 @@ impl Policies {
             unordering: o.unordering.unwrap_or(self.unordering),
             pause_ack: o.pause_ack.unwrap_or(self.pause_ack),
             congestion: o.congestion.unwrap_or(self.congestion),
+            protect_handshake: o.protect_handshake.unwrap_or(self.protect_handshake),
+            path_memory: o.path_memory.unwrap_or(self.path_memory),
         }
     }
 
@@ -233,6 +243,14 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion: Option<CongestionRule>,
+    /// SYN and SYN-ACK sent three times, duplicates dropped at the peer. Default: on.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protect_handshake: Option<Switch>,
+    /// New flows start from the path's known loss floor and unordering length. Default: on.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_memory: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -248,13 +266,15 @@ impl From<Policies> for PolicyOverrides {
             unordering: Some(p.unordering),
             pause_ack: Some(p.pause_ack),
             congestion: Some(p.congestion),
+            protect_handshake: Some(p.protect_handshake),
+            path_memory: Some(p.path_memory),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 9] = [
+    pub const KEYS: [&'static str; 11] = [
         "window",
         "redundancy",
         "scheme",
@@ -264,6 +284,8 @@ impl PolicyOverrides {
         "unordering",
         "pause_ack",
         "congestion",
+        "protect_handshake",
+        "path_memory",
     ];
 }
 

@@ -25,7 +25,8 @@ use crate::episode::Episodes;
 use crate::event::{DropReason, Event};
 use crate::flow_id_conversion::flow_key;
 use crate::loss_tracker::LossEstimator;
-use crate::redundancy::RedundancyAccumulator;
+use crate::path_memory::PathEstimate;
+use crate::redundancy::{RedundancyAccumulator, RedundancyPolicy};
 use crate::repair::{ACK_SILENCE, DeficitRepair};
 use crate::tcp::{FlowKey, TcpFlags, TcpPacket, seq_add, seq_lt};
 
@@ -85,7 +86,13 @@ pub struct SenderHalf {
 impl SenderHalf {
     /// A sender for data flowing on `data_flow` (local → remote); `first_seq` is ISN + 1 when the
     /// local TCP's SYN was seen.
-    pub fn new(data_flow: FlowId, first_seq: Option<u32>, cfg: &EngineConfig) -> Self {
+    /// `path`: what earlier flows learned of the path, the starting point with `path_memory`.
+    pub fn new(
+        data_flow: FlowId,
+        first_seq: Option<u32>,
+        cfg: &EngineConfig,
+        path: &PathEstimate,
+    ) -> Self {
         let limits = CodingBufferLimits {
             max_packets: cfg.limits.coding_buffer_packets,
             max_bytes: cfg.limits.coding_buffer_bytes,
@@ -117,6 +124,25 @@ impl SenderHalf {
             unordering: 0,
             paused: None,
         }
+        .starting_from(cfg, path)
+    }
+
+    /// Starts from the path's estimates (`path_memory.rs`): R for the known loss floor, the
+    /// floor as a prior window of the loss record, the known unordering length.
+    fn starting_from(mut self, cfg: &EngineConfig, path: &PathEstimate) -> Self {
+        if !cfg.path_memory.is_on() {
+            return self;
+        }
+        if let Some(floor) = path.loss_floor {
+            self.loss.set_prior(floor);
+            if let RedundancyPolicy::Adaptive { .. } = cfg.redundancy {
+                self.acc.set_factor(cfg.redundancy.factor_for(floor));
+            }
+        }
+        if cfg.unordering.is_on() {
+            self.unordering = path.unordering;
+        }
+        self
     }
 
     /// The coding window W of a new combination: the configured one widened by the sink's

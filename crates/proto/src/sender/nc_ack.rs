@@ -69,6 +69,12 @@ impl SenderHalf {
         self.loss.on_ack(ack, correct, u32::from(self.unordering));
         cx.stats.late_arrivals = self.loss.late;
         cx.stats.unordering = self.unordering;
+        if self.loss.floor_known() {
+            cx.path.loss_floor = Some(self.loss.random_loss_rate());
+        }
+        if correct {
+            cx.path.unordering = self.unordering;
+        }
         cx.stats.loss_rate_estimate_ppm = (self.loss.loss_rate() * 1e6) as u32;
         if let RedundancyPolicy::Adaptive { .. } = cx.config.redundancy {
             let r = cx
