@@ -119,6 +119,9 @@ impl Child {
 
     /// Waits for the child to exit on its own, at most until `deadline` (then kills it).
     pub fn wait(&mut self, deadline: Instant) -> Result<ExitStatus> {
+        let secs = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64();
         while Instant::now() < deadline {
             if let Some(s) = self.exited() {
                 return Ok(s);
@@ -128,7 +131,7 @@ impl Child {
         self.kill();
         Err(LabError::Timeout {
             what: format!("{} to exit", self.name),
-            secs: 0.0,
+            secs,
             log: self.log_tail(),
         })
     }

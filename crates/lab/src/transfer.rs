@@ -131,8 +131,10 @@ pub fn run_transfer(
     let mut source = lab.spawn("source", &lab.topo.cli, &source_args)?;
     bar.set_length(t.bytes * t.flows as u64);
     bar.set_position(0);
-    let sinks = follow_sinks(session, &mut sink, &mut source, deadline, bar, t.flows)?;
-    let sources = source_results(&mut source, deadline, t.flows)?;
+    let sinks = follow_sinks(session, &mut sink, &mut source, deadline, bar, t.flows)
+        .map_err(|e| e.with_timeout(timeout))?;
+    let sources =
+        source_results(&mut source, deadline, t.flows).map_err(|e| e.with_timeout(timeout))?;
     bar.set_position(sinks.iter().map(|r| r.bytes).sum());
     let kernel = netstat::delta(&kernel_before, &netstat::snapshot(&cli)?);
     if let ([src], [snk]) = (&sources[..], &sinks[..]) {
