@@ -104,7 +104,11 @@ impl LabError {
     /// A timeout whose length was not known where it was raised, with `limit` filled in.
     pub fn with_timeout(self, limit: std::time::Duration) -> LabError {
         match self {
-            LabError::Timeout { what, secs, log } if secs == 0.0 => LabError::Timeout {
+            LabError::Timeout {
+                what,
+                secs: 0.0,
+                log,
+            } => LabError::Timeout {
                 what,
                 secs: limit.as_secs_f64(),
                 log,
