@@ -88,14 +88,7 @@ impl IsalCoefs {
         if !coefs.is_empty() {
             // SAFETY: `ec_init_tables(k, 1, a, g)` reads k bytes of `a` and writes 32·k bytes of
             // `g` (ISA-L erasure_code.h); both buffers have exactly that size, k <= 64.
-            unsafe {
-                ec_init_tables(
-                    coefs.len() as c_int,
-                    1,
-                    a.as_mut_ptr(),
-                    tables.as_mut_ptr(),
-                )
-            };
+            unsafe { ec_init_tables(coefs.len() as c_int, 1, a.as_mut_ptr(), tables.as_mut_ptr()) };
         }
         Ok(IsalCoefs {
             tables,
@@ -120,12 +113,7 @@ fn check_len(n: usize) -> Result<c_int, IsalError> {
 }
 
 /// `dst[i] ^= coefs[k]·src[i]` for `i < min(dst.len(), src.len())`, by `gf_vect_mad_avx2`.
-pub fn mad_avx2(
-    dst: &mut [u8],
-    src: &[u8],
-    coefs: &IsalCoefs,
-    k: usize,
-) -> Result<(), IsalError> {
+pub fn mad_avx2(dst: &mut [u8], src: &[u8], coefs: &IsalCoefs, k: usize) -> Result<(), IsalError> {
     let len = check_len(dst.len().min(src.len()))?;
     if k >= coefs.count {
         return Err(IsalError::Sources(k));

@@ -33,7 +33,11 @@ fn isal_tables_are_our_split_nibble_tables() {
         let table = t.table(k).unwrap();
         for i in 0..16u8 {
             assert_eq!(table[i as usize], mul_reference(c, i), "c={c} lo {i}");
-            assert_eq!(table[16 + i as usize], mul_reference(c, i << 4), "c={c} hi {i}");
+            assert_eq!(
+                table[16 + i as usize],
+                mul_reference(c, i << 4),
+                "c={c} hi {i}"
+            );
         }
     }
     assert!(t.table(64).is_none());
@@ -54,7 +58,10 @@ fn mul_add_matches_isal_on_every_tier() {
             let mut ours = theirs.clone();
             isal::mad_avx2(&mut theirs, src, &coefs, 0).unwrap();
             k.mul_add(&mut ours, src, c);
-            assert!(ours == theirs, "{tier} mul_add len={len} c={c} +{so}/+{doff}");
+            assert!(
+                ours == theirs,
+                "{tier} mul_add len={len} c={c} +{so}/+{doff}"
+            );
             let d = &dst_buf[doff..];
             assert!((0..len).all(|j| theirs[j] == d[j] ^ mul_reference(c, src[j])));
         }
