@@ -269,10 +269,26 @@ macro_rules! region_kernels {
             // SAFETY: W <= n, so last..n is inside `dst`.
             let orig_last = unsafe { loadu(d.add(last)) };
             let mut o = 0;
+            let g = ptrs.len().min(tabs.len());
             while n - o >= B * W {
-                let offs: [usize; B] = core::array::from_fn(|i| o + i * W);
-                // SAFETY: o + B·W <= n: every window is inside `dst` and every source.
-                unsafe { dot_pass::<B>(d, offs, ptrs, tabs) };
+                // SAFETY: o + B·W <= n: the B windows are inside `dst` and, by the contract,
+                // inside every source; the first `g` tables are initialised.
+                unsafe {
+                    let mut a = [loadu(d.add(o)); B];
+                    for (i, a) in a.iter_mut().enumerate().skip(1) {
+                        *a = loadu(d.add(o + i * W));
+                    }
+                    for j in 0..g {
+                        let t = tabs.get_unchecked(j).assume_init();
+                        let s = ptrs.get_unchecked(j).add(o);
+                        for (i, a) in a.iter_mut().enumerate() {
+                            *a = mul_xor(t, loadu(s.add(i * W)), *a);
+                        }
+                    }
+                    for (i, a) in a.iter().enumerate() {
+                        storeu(d.add(o + i * W), *a);
+                    }
+                }
                 o += B * W;
             }
             if o == n {
@@ -284,7 +300,7 @@ macro_rules! region_kernels {
                 // SAFETY: last..n is inside `dst` and every source; tables initialised (contract).
                 unsafe {
                     let mut a = orig_last;
-                    for j in 0..ptrs.len().min(tabs.len()) {
+                    for j in 0..g {
                         let t = tabs.get_unchecked(j).assume_init();
                         a = mul_xor(t, loadu(ptrs.get_unchecked(j).add(last)), a);
                     }
