@@ -22,7 +22,7 @@ pub const KERNEL_SIZES: [usize; 2] = [1400, 65536];
 /// Source counts of the `dot` comparison.
 pub const DOT_SOURCES: [usize; 3] = [8, 12, 16];
 /// Alternating rounds per implementation.
-const ROUNDS: u32 = 2;
+const ROUNDS: u32 = 3;
 
 /// One point of the kernel comparison.
 #[derive(Debug, Clone, PartialEq)]

@@ -66,25 +66,18 @@ macro_rules! region_kernels {
             // SAFETY: W <= n, so last..n is inside both (non-overlapping) slices.
             let tail = unsafe { mul_xor(t, loadu(s.add(last)), loadu(d.add(last))) };
             let mut o = 0;
-            while n - o >= 4 * W {
-                // SAFETY: o + 4·W <= n <= min(dst.len(), src.len()), so the four W-byte windows
-                // at o, o+W, o+2W, o+3W are inside both slices; `dst` is `&mut` and `src` is `&`,
-                // so they do not overlap.
+            while n - o >= 2 * W {
+                // SAFETY: o + 2·W <= n <= min(dst.len(), src.len()): both windows are inside
+                // both slices; `dst` is `&mut` and `src` is `&`, so they do not overlap.
                 unsafe {
                     let x0 = loadu(s.add(o));
-                    let x1 = loadu(s.add(o + W));
-                    let x2 = loadu(s.add(o + 2 * W));
-                    let x3 = loadu(s.add(o + 3 * W));
                     let y0 = loadu(d.add(o));
-                    let y1 = loadu(d.add(o + W));
-                    let y2 = loadu(d.add(o + 2 * W));
-                    let y3 = loadu(d.add(o + 3 * W));
                     storeu(d.add(o), mul_xor(t, x0, y0));
+                    let x1 = loadu(s.add(o + W));
+                    let y1 = loadu(d.add(o + W));
                     storeu(d.add(o + W), mul_xor(t, x1, y1));
-                    storeu(d.add(o + 2 * W), mul_xor(t, x2, y2));
-                    storeu(d.add(o + 3 * W), mul_xor(t, x3, y3));
                 }
-                o += 4 * W;
+                o += 2 * W;
             }
             while n - o >= W {
                 // SAFETY: o + W <= n, so the window is inside both (non-overlapping) slices.
