@@ -9,7 +9,7 @@
 //!   kernels are named explicitly, so compare them with the `avx2` tier (`--tier avx2`).
 //! * ISA-L's tables are built once, outside the timed loop (its intended use); ours are built
 //!   inside every call. ISA-L's `dot` overwrites the destination, ours accumulates into it.
-//! * The two implementations alternate in rounds (ours, ISA-L, ours, ISA-L) and each keeps its
+//! * The two implementations alternate in three rounds each (ours, ISA-L, ours, …) and each keeps its
 //!   best rate, so a burst of load from other processes cannot favour one of them.
 
 use std::hint::black_box;

@@ -29,8 +29,8 @@ const GROUP: usize = 32;
 /// module, from the primitives described in the module docs, with `#[target_feature(enable =
 /// $features)]`.
 ///
-/// Layout of every kernel: blocks of `4·W` bytes (four independent vectors, to hide shuffle /
-/// affine latency; `dot` uses 8 where registers allow), then whole vectors, then — instead of a
+/// Layout of every kernel: blocks of independent vectors (`mul_add` 2, `mul_region` 4, `dot` 8
+/// where registers allow, else 4), then whole vectors, then — instead of a
 /// partial vector — the last `W` bytes as one full window that overlaps bytes already done. That
 /// window is computed from the *original* bytes (loaded before anything is stored), so the
 /// overlapped bytes are written twice with the same value. Partial (`< W`) accesses remain only
