@@ -244,17 +244,8 @@ macro_rules! region_kernels {
             let n = dst.len();
             let d = dst.as_mut_ptr();
             if n < W {
-                let g = ptrs.len().min(tabs.len());
-                // SAFETY: n < W bytes at the start of `dst` and of every source (contract);
-                // the partial primitives touch only those; the first `g` tables are initialised.
-                unsafe {
-                    let mut a = load_partial(d, n);
-                    for j in 0..g {
-                        let t = tabs.get_unchecked(j).assume_init();
-                        a = mul_xor(t, load_partial(*ptrs.get_unchecked(j), n), a);
-                    }
-                    store_partial(d, a, n);
-                }
+                // SAFETY: forwarded contract.
+                unsafe { dot_short(dst, ptrs, tabs) };
                 return;
             }
             let last = n - W;
@@ -284,16 +275,61 @@ macro_rules! region_kernels {
                 }
                 o += B * W;
             }
+            // SAFETY: o <= n, W <= n, `orig_last` is the original last window; forwarded
+            // contract.
+            unsafe { dot_rest(d, n, o, orig_last, ptrs, tabs) };
+        }
+
+        /// `dot_full` for `dst` shorter than one vector: one partial vector per source.
+        ///
+        /// # Safety
+        /// As `dot_full`.
+        #[target_feature(enable = $features)]
+        unsafe fn dot_short(
+            dst: &mut [u8],
+            ptrs: &[*const u8],
+            tabs: &[core::mem::MaybeUninit<Coef>],
+        ) {
+            let n = dst.len().min(W);
+            let d = dst.as_mut_ptr();
+            // SAFETY: n <= dst.len() bytes at the start of `dst` and (contract) of every source;
+            // the partial primitives touch only those; the first `g` tables are initialised.
+            unsafe {
+                let mut a = load_partial(d, n);
+                for j in 0..ptrs.len().min(tabs.len()) {
+                    let t = tabs.get_unchecked(j).assume_init();
+                    a = mul_xor(t, load_partial(*ptrs.get_unchecked(j), n), a);
+                }
+                store_partial(d, a, n);
+            }
+        }
+
+        /// The rest of `dot_full` after its blocks: bytes `o..n` of the destination at `d`.
+        ///
+        /// # Safety
+        /// `W <= n`, `o <= n`, bytes `o..n` of the destination are still original and
+        /// `orig_last` holds the original bytes `n - W..n`; `d`, `ptrs` and `tabs` satisfy
+        /// `dot_full`'s contract for a destination of `n` bytes.
+        #[target_feature(enable = $features)]
+        unsafe fn dot_rest(
+            d: *mut u8,
+            n: usize,
+            o: usize,
+            orig_last: V,
+            ptrs: &[*const u8],
+            tabs: &[core::mem::MaybeUninit<Coef>],
+        ) {
+            let last = n - W;
             if o == n {
                 return;
             }
             if o > 0 && n - o < W {
                 // Fewer than W bytes remain after a block: the last window overlaps bytes that
-                // block already stored, so it starts from the original bytes saved above.
+                // block already stored, so it starts from the original bytes saved before it.
                 // SAFETY: last..n is inside `dst` and every source; tables initialised (contract).
                 unsafe {
                     let mut a = orig_last;
-                    for j in 0..g {
+                    for j in 0..ptrs.len().min(tabs.len()) {
                         let t = tabs.get_unchecked(j).assume_init();
                         a = mul_xor(t, loadu(ptrs.get_unchecked(j).add(last)), a);
                     }
@@ -301,8 +337,8 @@ macro_rules! region_kernels {
                 }
                 return;
             }
-            // W <= n - o < B·W, or o = 0: ceil((n - o) / W) windows in one pass, the last one
-            // ending at n and overlapping only windows of the same pass.
+            // W <= n - o < 8·W, or o = 0: ceil((n - o) / W) <= 8 windows in one pass, the last
+            // one ending at n and overlapping only windows of the same pass.
             let m = (n - o).div_ceil(W);
             let at = |i: usize| (o + i * W).min(last);
             // SAFETY (every arm): each window at(i) = min(o + i·W, n - W) starts at or after 0
