@@ -21,7 +21,8 @@ pub struct BenchArgs {
     /// gfni-avx512); the default is the best this CPU supports.
     #[arg(long)]
     pub tier: Option<String>,
-    /// Seconds spent on each of the ten measurements.
+    /// Seconds spent on each measurement (ten codec measurements, then each kernel point per
+    /// implementation).
     #[arg(long, default_value_t = 1.0)]
     pub seconds: f64,
 }
@@ -88,6 +89,30 @@ fn render_table(report: &CodecReport) -> String {
             window, report.encode_pps[&key], report.decode_pps[&key]
         );
     }
+    out += &format!(
+        "\nregion kernels, GB/s (dot: source bytes), tcpnc tier {} beside {}\n",
+        report.tier, report.isal
+    );
+    out += &format!(
+        "(B/cycle at the {:.2} GHz clock estimated in this run)\n",
+        report.clock_ghz
+    );
+    out += "kernel   sources    bytes      tcpnc  B/cycle      ISA-L  B/cycle  tcpnc/ISA-L\n";
+    let per_cycle = |gbps: f64| gbps / report.clock_ghz;
+    for k in &report.kernels {
+        let isal = match k.isal_gbps {
+            Some(i) => format!("{i:>10.2} {:>8.2} {:>12.2}", per_cycle(i), k.tcpnc_gbps / i),
+            None => format!("{:>10} {:>8} {:>12}", "-", "-", "-"),
+        };
+        out += &format!(
+            "{:<8} {:>7} {:>8} {:>10.2} {:>8.2} {isal}\n",
+            k.kernel,
+            k.sources,
+            k.bytes,
+            k.tcpnc_gbps,
+            per_cycle(k.tcpnc_gbps)
+        );
+    }
     out
 }
 
@@ -101,7 +126,7 @@ mod tests {
         let json: serde_json::Value =
             serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
         assert!(json["tier"].is_string());
-        for key in ["memcpy_gbps", "mul_add_gbps"] {
+        for key in ["memcpy_gbps", "mul_add_gbps", "clock_ghz"] {
             assert!(json[key].as_f64().unwrap() > 0.0, "{key}");
         }
         for key in ["encode_pps", "decode_pps"] {
@@ -109,8 +134,21 @@ mod tests {
                 assert!(json[key][window].as_f64().unwrap() > 0.0, "{key}[{window}]");
             }
         }
+        assert!(json["isal"].is_string());
+        let kernels = json["kernels"].as_array().unwrap();
+        assert_eq!(kernels.len(), 8);
+        for k in kernels {
+            assert!(k["tcpnc_gbps"].as_f64().unwrap() > 0.0, "{k}");
+            assert!(k["kernel"].is_string() && k["bytes"].as_u64().unwrap() >= 1400);
+            assert_eq!(
+                k["isal_gbps"].is_f64(),
+                tcpnc_codec::bench::isal_runs(),
+                "{k}"
+            );
+        }
         let table = render_table(&report);
         assert!(table.contains("W=64"));
+        assert!(table.contains("tcpnc/ISA-L"));
     }
 
     #[test]

@@ -7,11 +7,16 @@
 //! GFNI affine transforms, chosen once per process from CPU detection and overridable with
 //! `TCPNC_GF_TIER` (see [`Tier`], [`Selection`], [`force_tier`]).
 //!
+//! With the `isal` feature (benchmarks and tests only), [`isal`] wraps Intel ISA-L's kernels
+//! for side-by-side comparison.
+//!
 //! This crate is sans-IO and has no dependencies. `unsafe` appears only in the x86 kernel
 //! modules and in the tier dispatch, each block with its justification.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+#[cfg(all(feature = "isal", target_arch = "x86_64"))]
+pub mod isal;
 pub mod region;
 mod scalar;
 mod tables;

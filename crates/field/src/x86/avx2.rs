@@ -8,9 +8,6 @@ use core::arch::x86_64::*;
 
 use crate::tables::NIBBLE;
 
-/// Partial accesses go through a bounce buffer: `dot` keeps them to one vector.
-pub(crate) const MASKED: bool = false;
-
 /// Eight accumulators, two tables and temporaries fit in the 16 ymm registers.
 pub(crate) const WIDE: bool = true;
 

@@ -12,9 +12,6 @@ use core::arch::x86_64::*;
 
 use crate::tables::NIBBLE;
 
-/// Tails use masked (fault-suppressing) partial accesses, cheap enough for `dot` to run its last block through them.
-pub(crate) const MASKED: bool = true;
-
 /// Eight accumulators, two tables and temporaries fit in the 32 zmm registers.
 pub(crate) const WIDE: bool = true;
 

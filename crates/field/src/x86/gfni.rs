@@ -16,9 +16,7 @@
 pub(crate) mod avx {
     use core::arch::x86_64::*;
 
-    pub(crate) use crate::x86::avx2::{
-        MASKED, V, W, WIDE, load_partial, loadu, store_partial, storeu,
-    };
+    pub(crate) use crate::x86::avx2::{V, W, WIDE, load_partial, loadu, store_partial, storeu};
 
     /// The matrix of `x ↦ c·x`, in every qword.
     pub(crate) type Coef = V;
@@ -48,9 +46,7 @@ pub(crate) mod avx {
 pub(crate) mod avx512 {
     use core::arch::x86_64::*;
 
-    pub(crate) use crate::x86::avx512::{
-        MASKED, V, W, WIDE, load_partial, loadu, store_partial, storeu,
-    };
+    pub(crate) use crate::x86::avx512::{V, W, WIDE, load_partial, loadu, store_partial, storeu};
 
     /// The matrix of `x ↦ c·x`, in every qword.
     pub(crate) type Coef = V;

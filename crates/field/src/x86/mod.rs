@@ -7,8 +7,7 @@
 //! * `loadu`/`storeu`: unaligned full-width access (any alignment is fine);
 //! * `load_partial`/`store_partial`: access to the first `len <= W` bytes only, the rest of the
 //!   vector reading as zero (masked instructions on AVX-512, a zeroed stack buffer otherwise);
-//! * `MASKED`: whether partial accesses are masked instructions (cheap) rather than a bounce buffer;
-//!   `WIDE`: whether `dot` may hold eight accumulators plus tables in registers without spilling;
+//! * `WIDE`: whether `dot` may hold eight accumulators plus tables in registers without spilling;
 //! * `Coef` + `coef(c)`: per-coefficient constants kept in registers; `mul(t, x)` = `c·x`
 //!   and `mul_xor(t, x, acc)` = `acc ^ c·x` per byte.
 //!
@@ -30,11 +29,14 @@ const GROUP: usize = 32;
 /// module, from the primitives described in the module docs, with `#[target_feature(enable =
 /// $features)]`.
 ///
-/// Layout of every kernel: blocks of `4·W` bytes (four independent vectors, to hide shuffle /
-/// affine latency), then single vectors, then one partial vector of `< W` bytes. Unaligned
-/// loads/stores are used throughout: on every CPU with these extensions they cost the same as
-/// aligned ones when the data happens to be aligned, and avoiding a peeling prologue keeps short
-/// (packet-sized) regions cheap.
+/// Layout of every kernel: blocks of independent vectors (`mul_add` 2, `mul_region` 4, `dot` 8
+/// where registers allow, else 4), then whole vectors, then — instead of a
+/// partial vector — the last `W` bytes as one full window that overlaps bytes already done. That
+/// window is computed from the *original* bytes (loaded before anything is stored), so the
+/// overlapped bytes are written twice with the same value. Partial (`< W`) accesses remain only
+/// for regions shorter than one vector. Unaligned loads/stores are used throughout: on every CPU
+/// with these extensions they cost the same as aligned ones when the data happens to be aligned,
+/// and avoiding a peeling prologue keeps short (packet-sized) regions cheap.
 macro_rules! region_kernels {
     ($features:literal) => {
         /// `dst[i] ^= c·src[i]` for `i < min(dst.len(), src.len())`.
@@ -47,26 +49,35 @@ macro_rules! region_kernels {
             let t = coef(c);
             let d = dst.as_mut_ptr();
             let s = src.as_ptr();
+            if n < W {
+                // SAFETY: n < W bytes at the start of both slices; the partial primitives
+                // touch exactly the first `n` bytes.
+                unsafe {
+                    let x = load_partial(s, n);
+                    let y = load_partial(d, n);
+                    store_partial(d, mul_xor(t, x, y), n);
+                }
+                return;
+            }
+            let last = n - W;
+            // The last full window, computed from the original bytes before any store and
+            // stored after the loops: its bytes that the loops also cover receive the same
+            // value (orig ^ c·src) twice, so no partial vector is needed.
+            // SAFETY: W <= n, so last..n is inside both (non-overlapping) slices.
+            let tail = unsafe { mul_xor(t, loadu(s.add(last)), loadu(d.add(last))) };
             let mut o = 0;
-            while n - o >= 4 * W {
-                // SAFETY: o + 4·W <= n <= min(dst.len(), src.len()), so the four W-byte windows
-                // at o, o+W, o+2W, o+3W are inside both slices; `dst` is `&mut` and `src` is `&`,
-                // so they do not overlap.
+            while n - o >= 2 * W {
+                // SAFETY: o + 2·W <= n <= min(dst.len(), src.len()): both windows are inside
+                // both slices; `dst` is `&mut` and `src` is `&`, so they do not overlap.
                 unsafe {
                     let x0 = loadu(s.add(o));
-                    let x1 = loadu(s.add(o + W));
-                    let x2 = loadu(s.add(o + 2 * W));
-                    let x3 = loadu(s.add(o + 3 * W));
                     let y0 = loadu(d.add(o));
-                    let y1 = loadu(d.add(o + W));
-                    let y2 = loadu(d.add(o + 2 * W));
-                    let y3 = loadu(d.add(o + 3 * W));
                     storeu(d.add(o), mul_xor(t, x0, y0));
+                    let x1 = loadu(s.add(o + W));
+                    let y1 = loadu(d.add(o + W));
                     storeu(d.add(o + W), mul_xor(t, x1, y1));
-                    storeu(d.add(o + 2 * W), mul_xor(t, x2, y2));
-                    storeu(d.add(o + 3 * W), mul_xor(t, x3, y3));
                 }
-                o += 4 * W;
+                o += 2 * W;
             }
             while n - o >= W {
                 // SAFETY: o + W <= n, so the window is inside both (non-overlapping) slices.
@@ -78,14 +89,8 @@ macro_rules! region_kernels {
                 o += W;
             }
             if o < n {
-                let len = n - o;
-                // SAFETY: len = n - o < W bytes remain at o in both slices, and the partial
-                // primitives touch exactly the first `len` bytes.
-                unsafe {
-                    let x = load_partial(s.add(o), len);
-                    let y = load_partial(d.add(o), len);
-                    store_partial(d.add(o), mul_xor(t, x, y), len);
-                }
+                // SAFETY: last + W = n, inside `dst`.
+                unsafe { storeu(d.add(last), tail) };
             }
         }
 
@@ -103,6 +108,15 @@ macro_rules! region_kernels {
             let n = dst.len();
             let t = coef(c);
             let d = dst.as_mut_ptr();
+            if n < W {
+                // SAFETY: n < W bytes at `d`; the partial primitives touch only those.
+                unsafe { store_partial(d, mul(t, load_partial(d, n)), n) };
+                return;
+            }
+            let last = n - W;
+            // As in `mul_add`: the last window from the original bytes, stored last.
+            // SAFETY: W <= n, so last..n is inside `dst`.
+            let tail = unsafe { mul(t, loadu(d.add(last))) };
             let mut o = 0;
             while n - o >= 4 * W {
                 // SAFETY: o + 4·W <= n = dst.len(): all four windows are inside `dst`.
@@ -124,9 +138,8 @@ macro_rules! region_kernels {
                 o += W;
             }
             if o < n {
-                let len = n - o;
-                // SAFETY: len < W bytes remain at o; the partial primitives touch only those.
-                unsafe { store_partial(d.add(o), mul(t, load_partial(d.add(o), len)), len) };
+                // SAFETY: last + W = n = dst.len().
+                unsafe { storeu(d.add(last), tail) };
             }
         }
 
@@ -172,7 +185,51 @@ macro_rules! region_kernels {
             }
         }
 
+        /// One pass of the fused `dot` over the `M` windows `d + offs[i] .. + W`:
+        /// `window ^= Σ_j tabs[j]·(ptrs[j] + offs[i])`, every window loaded before and stored
+        /// after the whole pass. Windows may overlap (then they receive equal values: each is
+        /// computed from the original bytes).
+        ///
+        /// # Safety
+        /// `ptrs.len() == tabs.len()`, every entry of `tabs` is initialised, and for every
+        /// `i`, `offs[i] + W` is at most the length `n` of the destination at `d`, which is
+        /// valid for reads and writes, and every `ptrs[j]` is valid for reads of `n` bytes
+        /// that do not overlap the destination.
+        #[target_feature(enable = $features)]
+        #[inline]
+        unsafe fn dot_pass<const M: usize>(
+            d: *mut u8,
+            offs: [usize; M],
+            ptrs: &[*const u8],
+            tabs: &[core::mem::MaybeUninit<Coef>],
+        ) {
+            let g = ptrs.len().min(tabs.len());
+            // SAFETY: by the contract every window `offs[i]..offs[i] + W` is inside the
+            // destination and inside every source; the first `g` tables are initialised.
+            unsafe {
+                let mut a = [loadu(d.add(offs[0])); M];
+                for (a, &off) in a.iter_mut().zip(&offs).skip(1) {
+                    *a = loadu(d.add(off));
+                }
+                for j in 0..g {
+                    let t = tabs.get_unchecked(j).assume_init();
+                    let s = *ptrs.get_unchecked(j);
+                    for (a, &off) in a.iter_mut().zip(&offs) {
+                        *a = mul_xor(t, loadu(s.add(off)), *a);
+                    }
+                }
+                for (a, &off) in a.iter().zip(&offs) {
+                    storeu(d.add(off), *a);
+                }
+            }
+        }
+
         /// The fused part of [`dot`]: `dst ^= Σ_j tabs[j]·(ptrs[j][..dst.len()])`.
+        ///
+        /// Blocks of 8 vectors where the registers allow (fewer table and pointer loads per
+        /// vector; else 4), then one pass over the rest: its whole vectors plus the last `W`
+        /// bytes of `dst` as an overlapping window (see [`dot_pass`]), so no partial vector is
+        /// needed unless `dst` is shorter than one vector.
         ///
         /// # Safety
         /// `ptrs.len() == tabs.len()`, every entry of `tabs` is initialised, and every
@@ -183,17 +240,25 @@ macro_rules! region_kernels {
             ptrs: &[*const u8],
             tabs: &[core::mem::MaybeUninit<Coef>],
         ) {
+            const B: usize = if WIDE { 8 } else { 4 };
             let n = dst.len();
             let d = dst.as_mut_ptr();
-            let g = ptrs.len().min(tabs.len());
+            if n < W {
+                // SAFETY: forwarded contract.
+                unsafe { dot_short(dst, ptrs, tabs) };
+                return;
+            }
+            let last = n - W;
+            // The original last window, for the case where it overlaps the final block below.
+            // SAFETY: W <= n, so last..n is inside `dst`.
+            let orig_last = unsafe { loadu(d.add(last)) };
             let mut o = 0;
-            // Eight-vector blocks where the registers allow (fewer table and pointer loads per
-            // vector), then four-vector blocks.
-            while WIDE && n - o >= 8 * W {
-                // SAFETY: o + 8·W <= n: the eight windows are inside `dst` and, by the
-                // contract, inside every source; the first `g` tables are initialised.
+            let g = ptrs.len().min(tabs.len());
+            while n - o >= B * W {
+                // SAFETY: o + B·W <= n: the B windows are inside `dst` and, by the contract,
+                // inside every source; the first `g` tables are initialised.
                 unsafe {
-                    let mut a = [loadu(d.add(o)); 8];
+                    let mut a = [loadu(d.add(o)); B];
                     for (i, a) in a.iter_mut().enumerate().skip(1) {
                         *a = loadu(d.add(o + i * W));
                     }
@@ -208,87 +273,87 @@ macro_rules! region_kernels {
                         storeu(d.add(o + i * W), *a);
                     }
                 }
-                o += 8 * W;
+                o += B * W;
             }
-            while n - o >= 4 * W {
-                // SAFETY: o + 4·W <= n: the four windows are inside `dst` and, by the
-                // contract, inside every source; the first `g` tables are initialised.
-                unsafe {
-                    let mut a0 = loadu(d.add(o));
-                    let mut a1 = loadu(d.add(o + W));
-                    let mut a2 = loadu(d.add(o + 2 * W));
-                    let mut a3 = loadu(d.add(o + 3 * W));
-                    for j in 0..g {
-                        let t = tabs.get_unchecked(j).assume_init();
-                        let s = ptrs.get_unchecked(j).add(o);
-                        a0 = mul_xor(t, loadu(s), a0);
-                        a1 = mul_xor(t, loadu(s.add(W)), a1);
-                        a2 = mul_xor(t, loadu(s.add(2 * W)), a2);
-                        a3 = mul_xor(t, loadu(s.add(3 * W)), a3);
-                    }
-                    storeu(d.add(o), a0);
-                    storeu(d.add(o + W), a1);
-                    storeu(d.add(o + 2 * W), a2);
-                    storeu(d.add(o + 3 * W), a3);
+            // SAFETY: o <= n, W <= n, `orig_last` is the original last window; forwarded
+            // contract.
+            unsafe { dot_rest(d, n, o, orig_last, ptrs, tabs) };
+        }
+
+        /// `dot_full` for `dst` shorter than one vector: one partial vector per source.
+        ///
+        /// # Safety
+        /// As `dot_full`.
+        #[target_feature(enable = $features)]
+        unsafe fn dot_short(
+            dst: &mut [u8],
+            ptrs: &[*const u8],
+            tabs: &[core::mem::MaybeUninit<Coef>],
+        ) {
+            let n = dst.len().min(W);
+            let d = dst.as_mut_ptr();
+            // SAFETY: n <= dst.len() bytes at the start of `dst` and (contract) of every source;
+            // the partial primitives touch only those; the first `g` tables are initialised.
+            unsafe {
+                let mut a = load_partial(d, n);
+                for j in 0..ptrs.len().min(tabs.len()) {
+                    let t = tabs.get_unchecked(j).assume_init();
+                    a = mul_xor(t, load_partial(*ptrs.get_unchecked(j), n), a);
                 }
-                o += 4 * W;
+                store_partial(d, a, n);
             }
+        }
+
+        /// The rest of `dot_full` after its blocks: bytes `o..n` of the destination at `d`.
+        ///
+        /// # Safety
+        /// `W <= n`, `o <= n`, bytes `o..n` of the destination are still original and
+        /// `orig_last` holds the original bytes `n - W..n`; `d`, `ptrs` and `tabs` satisfy
+        /// `dot_full`'s contract for a destination of `n` bytes.
+        #[target_feature(enable = $features)]
+        unsafe fn dot_rest(
+            d: *mut u8,
+            n: usize,
+            o: usize,
+            orig_last: V,
+            ptrs: &[*const u8],
+            tabs: &[core::mem::MaybeUninit<Coef>],
+        ) {
+            let last = n - W;
             if o == n {
                 return;
             }
-            if MASKED {
-                // One last block of < 4·W bytes through masked (fault-suppressing) partial
-                // accesses: lengths are clamped to 0..=W per vector.
-                let rem = n - o;
-                let l0 = rem.min(W);
-                let l1 = rem.saturating_sub(W).min(W);
-                let l2 = rem.saturating_sub(2 * W).min(W);
-                let l3 = rem.saturating_sub(3 * W);
-                // SAFETY: o + l0 + l1 + l2 + l3 = n, so each window touches only bytes below
-                // `n`, inside `dst` and every source; a zero length touches nothing.
+            if o > 0 && n - o < W {
+                // Fewer than W bytes remain after a block: the last window overlaps bytes that
+                // block already stored, so it starts from the original bytes saved before it.
+                // SAFETY: last..n is inside `dst` and every source; tables initialised (contract).
                 unsafe {
-                    let mut a0 = load_partial(d.add(o), l0);
-                    let mut a1 = load_partial(d.wrapping_add(o + W), l1);
-                    let mut a2 = load_partial(d.wrapping_add(o + 2 * W), l2);
-                    let mut a3 = load_partial(d.wrapping_add(o + 3 * W), l3);
-                    for j in 0..g {
+                    let mut a = orig_last;
+                    for j in 0..ptrs.len().min(tabs.len()) {
                         let t = tabs.get_unchecked(j).assume_init();
-                        let s = ptrs.get_unchecked(j).add(o);
-                        a0 = mul_xor(t, load_partial(s, l0), a0);
-                        a1 = mul_xor(t, load_partial(s.wrapping_add(W), l1), a1);
-                        a2 = mul_xor(t, load_partial(s.wrapping_add(2 * W), l2), a2);
-                        a3 = mul_xor(t, load_partial(s.wrapping_add(3 * W), l3), a3);
+                        a = mul_xor(t, loadu(ptrs.get_unchecked(j).add(last)), a);
                     }
-                    store_partial(d.add(o), a0, l0);
-                    store_partial(d.wrapping_add(o + W), a1, l1);
-                    store_partial(d.wrapping_add(o + 2 * W), a2, l2);
-                    store_partial(d.wrapping_add(o + 3 * W), a3, l3);
+                    storeu(d.add(last), a);
                 }
                 return;
             }
-            while n - o >= W {
-                // SAFETY: o + W <= n: inside `dst` and every source.
-                unsafe {
-                    let mut a = loadu(d.add(o));
-                    for j in 0..g {
-                        let t = tabs.get_unchecked(j).assume_init();
-                        a = mul_xor(t, loadu(ptrs.get_unchecked(j).add(o)), a);
-                    }
-                    storeu(d.add(o), a);
-                }
-                o += W;
-            }
-            if o < n {
-                let len = n - o;
-                // SAFETY: len < W bytes remain at o in `dst` and every source; the partial
-                // primitives touch only those.
-                unsafe {
-                    let mut a = load_partial(d.add(o), len);
-                    for j in 0..g {
-                        let t = tabs.get_unchecked(j).assume_init();
-                        a = mul_xor(t, load_partial(ptrs.get_unchecked(j).add(o), len), a);
-                    }
-                    store_partial(d.add(o), a, len);
+            // W <= n - o < 8·W, or o = 0: ceil((n - o) / W) <= 8 windows in one pass, the last
+            // one ending at n and overlapping only windows of the same pass.
+            let m = (n - o).div_ceil(W);
+            let at = |i: usize| (o + i * W).min(last);
+            // SAFETY (every arm): each window at(i) = min(o + i·W, n - W) starts at or after 0
+            // and ends at or before n: inside `dst` and every source.
+            unsafe {
+                match m {
+                    0 => {}
+                    1 => dot_pass::<1>(d, [at(0)], ptrs, tabs),
+                    2 => dot_pass::<2>(d, [at(0), at(1)], ptrs, tabs),
+                    3 => dot_pass::<3>(d, [at(0), at(1), at(2)], ptrs, tabs),
+                    4 => dot_pass::<4>(d, [at(0), at(1), at(2), at(3)], ptrs, tabs),
+                    5 => dot_pass::<5>(d, core::array::from_fn(at), ptrs, tabs),
+                    6 => dot_pass::<6>(d, core::array::from_fn(at), ptrs, tabs),
+                    7 => dot_pass::<7>(d, core::array::from_fn(at), ptrs, tabs),
+                    _ => dot_pass::<8>(d, core::array::from_fn(at), ptrs, tabs),
                 }
             }
         }

@@ -10,9 +10,6 @@ use core::arch::x86_64::*;
 
 use crate::tables::NIBBLE;
 
-/// Partial accesses go through a bounce buffer: `dot` keeps them to one vector.
-pub(crate) const MASKED: bool = false;
-
 /// With 16 xmm registers, eight-vector `dot` blocks spill: keep to four.
 pub(crate) const WIDE: bool = false;
 
