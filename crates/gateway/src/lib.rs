@@ -29,6 +29,7 @@ pub mod operate;
 pub mod peer_engine;
 pub mod shutdown;
 pub mod stats;
+pub mod stats_watch;
 pub mod sys;
 pub mod up;
 

@@ -205,7 +205,7 @@ const BYTES_BUCKETS: &[f64] = &[1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
 const LOSS_BUCKETS: &[f64] = &[0.0, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5];
 
 /// Engine counter → drop reason (both engines: `tcpnc-proto`, `pass-through`).
-const DROP_REASONS: &[(&str, &str)] = &[
+pub const DROP_REASONS: &[(&str, &str)] = &[
     ("local_malformed", "malformed_local"),
     ("not_ip", "malformed_local"),
     ("datagrams_malformed", "malformed_datagram"),
