@@ -2,6 +2,7 @@
 //! and the log level used when `RUST_LOG` is not set (`log_level`). See `docs/deploy.md`.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use crate::config::{ConfigError, parse_sockaddr};
 
@@ -11,6 +12,23 @@ pub const EXAMPLE_METRICS_PORT: u16 = 9617;
 /// Log level of the gateway when neither `RUST_LOG` nor `log_level` is given: one line per
 /// notable event (peer up/down, flow opened/closed), nothing per packet.
 pub const DEFAULT_LOG_LEVEL: tracing::Level = tracing::Level::INFO;
+
+/// Directory of named configurations: `tcpnc up NAME` reads `CONFIG_DIR/NAME.toml`.
+pub const CONFIG_DIR: &str = "/etc/tcpnc";
+/// Environment variable that replaces [`CONFIG_DIR`] (tests, non-standard installs).
+pub const CONFIG_DIR_ENV: &str = "TCPNC_CONFIG_DIR";
+
+/// The file `tcpnc up ARG` reads: ARG itself when it names a path (contains `/` or ends in
+/// `.toml`), else `CONFIG_DIR/ARG.toml` (as `wg-quick up NAME` reads
+/// `/etc/wireguard/NAME.conf`). The systemd unit `tcpnc@NAME.service` runs `tcpnc up NAME`.
+pub fn config_path(arg: &str) -> PathBuf {
+    if arg.contains('/') || arg.ends_with(".toml") {
+        return PathBuf::from(arg);
+    }
+    let dir =
+        std::env::var_os(CONFIG_DIR_ENV).map_or_else(|| PathBuf::from(CONFIG_DIR), PathBuf::from);
+    dir.join(format!("{arg}.toml"))
+}
 
 /// Validated operator keys.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -64,6 +82,16 @@ impl Operate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bare_names_resolve_in_the_config_dir() {
+        assert_eq!(config_path("./site.toml"), PathBuf::from("./site.toml"));
+        assert_eq!(config_path("site.toml"), PathBuf::from("site.toml"));
+        assert_eq!(config_path("/x/y"), PathBuf::from("/x/y"));
+        if std::env::var_os(CONFIG_DIR_ENV).is_none() {
+            assert_eq!(config_path("site"), PathBuf::from("/etc/tcpnc/site.toml"));
+        }
+    }
 
     #[test]
     fn accepts_and_rejects_with_the_key() {

@@ -69,6 +69,24 @@ pub fn monitor_for(config: &Config) -> Result<(Monitor, Option<MetricsServer>), 
     Ok((monitor, server))
 }
 
+/// Tells the service manager that start-up is complete (`Type=notify` units: `READY=1` on
+/// `$NOTIFY_SOCKET`; nothing when the variable is unset).
+fn notify_ready(config: &Config) {
+    let status = format!(
+        "{} up, listening on {}, {} peer(s)",
+        config.interface.name,
+        config.interface.listen,
+        config.peers.len()
+    );
+    let states = [
+        sd_notify::NotifyState::Ready,
+        sd_notify::NotifyState::Status(&status),
+    ];
+    if let Err(e) = sd_notify::notify(&states) {
+        tracing::warn!("sd_notify: {e}");
+    }
+}
+
 /// Runs a gateway on real devices until `shutdown` is set; returns the final snapshot.
 pub fn up(
     config: &Config,
@@ -103,7 +121,9 @@ pub fn up(
     let (monitor, metrics) = monitor_for(config)?;
     gateway.set_monitor(monitor);
     gateway.probe_peers()?;
+    notify_ready(config);
     let result = gateway.run(shutdown);
+    let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     drop(metrics);
     drop(routes);
     result
