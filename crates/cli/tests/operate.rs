@@ -55,10 +55,13 @@ struct Net {
 }
 
 impl Net {
-    fn new() -> Net {
+    fn new(tag: &str) -> Net {
         let pid = std::process::id();
-        let ns = [format!("tcpnc-ops-{pid}-a"), format!("tcpnc-ops-{pid}-b")];
-        let dir = std::env::temp_dir().join(format!("tcpnc-ops-{pid}"));
+        let ns = [
+            format!("tcpnc-{tag}-{pid}-a"),
+            format!("tcpnc-{tag}-{pid}-b"),
+        ];
+        let dir = std::env::temp_dir().join(format!("tcpnc-{tag}-{pid}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let net = Net {
@@ -85,6 +88,8 @@ impl Net {
                 "dev",
                 &dev,
             ]);
+            let v6 = format!("fd00:2::{}/64", i + 1);
+            ip(&["-n", n, "-6", "addr", "add", &v6, "dev", &dev, "nodad"]);
             ip(&["-n", n, "link", "set", &dev, "up"]);
         }
         net
@@ -247,7 +252,7 @@ fn gateway_pair_is_operable_with_its_tools() {
         eprintln!("skipping gateway_pair_is_operable_with_its_tools: {why}");
         return;
     }
-    let mut net = Net::new();
+    let mut net = Net::new("ops");
     let dir = net.dir.clone();
     for i in 0..2 {
         std::fs::write(dir.join(format!("side{i}.toml")), config(i, &dir)).unwrap();
@@ -396,5 +401,134 @@ fn gateway_pair_is_operable_with_its_tools() {
     assert!(
         count("tcpnc.type == 0x03 && tcp.flags.syn == 1") >= 1,
         "the SYN travels in BYPASS"
+    );
+}
+
+/// The IPv6 configuration of side `me`: IPv6 underlay (UDP over fd00:2::/64) and IPv6 inside
+/// the tunnel (fd77::/64).
+fn config_v6(me: usize, dir: &Path) -> String {
+    format!(
+        r#"
+[interface]
+name = "tcpnc0"
+address = "fd77::{a}/64"
+listen = "[fd00:2::{a}]:51900"
+stats_file = "{stats}"
+
+[[peer]]
+endpoint = "[fd00:2::{b}]:51900"
+allowed_ips = ["fd77::{b}/128"]
+"#,
+        a = me + 1,
+        b = 2 - me,
+        stats = dir.join(format!("stats{me}.json")).display()
+    )
+}
+
+/// The `sha256` of the last JSON event a `tcpnc lab source|sink` printed.
+fn sha256_of(out: &[u8]) -> String {
+    fn find(v: &serde_json::Value) -> Option<String> {
+        match v {
+            serde_json::Value::Object(m) => m
+                .get("sha256")
+                .and_then(|s| s.as_str().map(str::to_string))
+                .or_else(|| m.values().find_map(find)),
+            _ => None,
+        }
+    }
+    let text = String::from_utf8_lossy(out);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("sha256"))
+        .unwrap_or_else(|| panic!("no sha256 in {text}"));
+    find(&serde_json::from_str(last).unwrap()).expect("a sha256 field")
+}
+
+#[test]
+fn ipv6_underlay_and_ipv6_inside_carry_a_transfer_intact() {
+    if !is_root() || !have("ip") {
+        eprintln!(
+            "skipping ipv6_underlay_and_ipv6_inside_carry_a_transfer_intact: needs root and ip"
+        );
+        return;
+    }
+    let mut net = Net::new("v6");
+    let dir = net.dir.clone();
+    for i in 0..2 {
+        let file = dir.join(format!("v6side{i}.toml"));
+        std::fs::write(&file, config_v6(i, &dir)).unwrap();
+        let mut up = net.cmd(i, BIN);
+        up.arg("up").arg(&file);
+        net.spawn(up, &format!("gw{i}.log"));
+    }
+    // Both TUNs up with their IPv6 address usable (not tentative).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let ready = |net: &Net, i: usize| {
+        let out = net
+            .cmd(i, "ip")
+            .args(["-6", "addr", "show", "dev", "tcpnc0"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.contains(&format!("fd77::{}", i + 1)) && !text.contains("tentative")
+    };
+    while !(ready(&net, 0) && ready(&net, 1)) {
+        assert!(
+            Instant::now() < deadline,
+            "TUNs not up: {}",
+            net.log("gw0.log")
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut sink = net.cmd(1, BIN);
+    sink.args([
+        "lab",
+        "sink",
+        "--listen",
+        "[fd77::2]:5001",
+        "--timeout-s",
+        "30",
+    ]);
+    let sink = sink
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let bytes = BYTES.to_string();
+    let source = run(net.cmd(0, BIN).args([
+        "lab",
+        "source",
+        "--connect",
+        "[fd77::2]:5001",
+        "--bytes",
+        &bytes,
+        "--cc",
+        "cubic",
+        "--timeout-s",
+        "30",
+    ]));
+    let sink = sink.wait_with_output().unwrap();
+    assert!(
+        sink.status.success(),
+        "sink: {}",
+        String::from_utf8_lossy(&sink.stderr)
+    );
+    assert_eq!(
+        sha256_of(&sink.stdout),
+        sha256_of(&source.stdout),
+        "integrity over IPv6"
+    );
+    // The bytes crossed IPv6 UDP and were decoded by side 1's engine.
+    std::thread::sleep(Duration::from_millis(1200));
+    let stats = tcpnc_gateway::stats::read_snapshot(&dir.join("stats1.json")).unwrap();
+    assert!(stats.listen.starts_with("[fd00:2::2]"), "{}", stats.listen);
+    assert!(stats.gateway.udp_rx_datagrams > 1000, "{:?}", stats.gateway);
+    let totals = &stats.peers[0].engine["totals"];
+    assert!(totals["data_received"].as_u64().unwrap() > 1000, "{totals}");
+    assert!(
+        totals["segments_delivered"].as_u64().unwrap() > 1000,
+        "{totals}"
     );
 }
