@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use tcpnc_gateway::stats::{GatewayCounters, STATS_VERSION, Snapshot};
@@ -69,77 +70,106 @@ fn have_tshark() -> bool {
     ok
 }
 
-#[test]
-fn every_command_of_the_deploy_page_is_run() {
-    let scratch = std::env::temp_dir().join(format!("tcpnc-deploy-{}", std::process::id()));
-    let (etc, share) = (scratch.join("etc"), scratch.join("share"));
-    std::fs::create_dir_all(&etc).unwrap();
-    std::fs::create_dir_all(&share).unwrap();
-    let stats = scratch.join("tcpnc0.json");
-    let snapshot = Snapshot {
-        version: STATS_VERSION,
-        interface: "tcpnc0".into(),
-        listen: "192.0.2.1:51900".into(),
-        mode: "nc".into(),
-        pid: 1,
-        uptime_secs: 1.0,
-        unix_time: 1.0,
-        stopped: false,
-        gateway: GatewayCounters::default(),
-        peers: vec![],
-        window: Some(12),
-    };
-    tcpnc_gateway::stats::write_snapshot(&stats, &snapshot).unwrap();
-    let pcap = scratch.join("wan.pcap");
-    let golden: Vec<Vec<u8>> = common::golden_blocks()
-        .into_iter()
-        .map(|(_, b)| b)
-        .collect();
-    common::write_pcap(&pcap, &golden);
-    let tshark = have_tshark();
+/// The scratch stand-ins: config directory, stats file, capture.
+struct Scratch {
+    root: PathBuf,
+    etc: PathBuf,
+    stats: PathBuf,
+    pcap: PathBuf,
+}
 
-    let cmds = commands();
-    assert!(cmds.len() >= 12, "{cmds:?}");
-    let mut ran = 0;
-    for cmd in &cmds {
-        if let Some((_, file, marker)) = ELSEWHERE.iter().find(|(c, _, _)| c == cmd) {
-            if *file != "-" {
-                let text =
-                    std::fs::read_to_string(format!("{REPO}/crates/cli/tests/{file}")).unwrap();
-                assert!(
-                    text.contains(marker),
-                    "{file} should run `{cmd}` ({marker})"
-                );
-            }
-            continue;
+impl Scratch {
+    fn new() -> Scratch {
+        let root = std::env::temp_dir().join(format!("tcpnc-deploy-{}", std::process::id()));
+        let etc = root.join("etc");
+        std::fs::create_dir_all(&etc).unwrap();
+        let stats = root.join("tcpnc0.json");
+        let snapshot = Snapshot {
+            version: STATS_VERSION,
+            interface: "tcpnc0".into(),
+            listen: "192.0.2.1:51900".into(),
+            mode: "nc".into(),
+            pid: 1,
+            uptime_secs: 1.0,
+            unix_time: 1.0,
+            stopped: false,
+            gateway: GatewayCounters::default(),
+            peers: vec![],
+            window: Some(12),
+        };
+        tcpnc_gateway::stats::write_snapshot(&stats, &snapshot).unwrap();
+        let pcap = root.join("wan.pcap");
+        let golden: Vec<Vec<u8>> = common::golden_blocks()
+            .into_iter()
+            .map(|(_, b)| b)
+            .collect();
+        common::write_pcap(&pcap, &golden);
+        Scratch {
+            root,
+            etc,
+            stats,
+            pcap,
         }
-        if cmd.starts_with("tshark") && !tshark {
-            eprintln!("tshark not installed: `{cmd}` not run");
-            continue;
-        }
+    }
+
+    /// `cmd` with the installed paths replaced by the repository's and the scratch ones.
+    fn translate(&self, cmd: &str) -> String {
         let mut line = cmd
             .replace(
                 "/usr/share/doc/tcpnc/examples",
                 &format!("{REPO}/contrib/examples"),
             )
             .replace("/usr/share/tcpnc/wireshark/tcpnc.lua", common::LUA)
-            .replace("/etc/tcpnc", etc.to_str().unwrap())
-            .replace("wan.pcap", pcap.to_str().unwrap());
+            .replace("/etc/tcpnc", self.etc.to_str().unwrap())
+            .replace("wan.pcap", self.pcap.to_str().unwrap());
         if let Some(rest) = line.strip_prefix("tcpnc ") {
             line = format!("{BIN} {rest}");
         }
         if line.contains(" stats tcpnc0") {
-            line = line.replace(
-                " stats tcpnc0",
-                &format!(" stats tcpnc0 --file {}", stats.display()),
-            );
+            let file = format!(" stats tcpnc0 --file {}", self.stats.display());
+            line = line.replace(" stats tcpnc0", &file);
             if line.ends_with("--watch") {
                 line.push_str(" --count 1");
             }
         }
+        line
+    }
+}
+
+/// Whether `cmd` is run by another test (checked) or not run at all (with a reason).
+fn elsewhere(cmd: &str) -> bool {
+    let Some((_, file, marker)) = ELSEWHERE.iter().find(|(c, _, _)| *c == cmd) else {
+        return false;
+    };
+    if *file != "-" {
+        let text = std::fs::read_to_string(format!("{REPO}/crates/cli/tests/{file}")).unwrap();
+        assert!(
+            text.contains(marker),
+            "{file} should run `{cmd}` ({marker})"
+        );
+    }
+    true
+}
+
+#[test]
+fn every_command_of_the_deploy_page_is_run() {
+    let scratch = Scratch::new();
+    let tshark = have_tshark();
+    let cmds = commands();
+    assert!(cmds.len() >= 12, "{cmds:?}");
+    let mut ran = 0;
+    for cmd in &cmds {
+        if elsewhere(cmd) {
+            continue;
+        }
+        if cmd.starts_with("tshark") && !tshark {
+            eprintln!("tshark not installed: `{cmd}` not run");
+            continue;
+        }
+        let line = scratch.translate(cmd);
         let out = Command::new("sh")
             .args(["-c", &line])
-            .env("TCPNC_CONFIG_DIR", &etc)
+            .env("TCPNC_CONFIG_DIR", &scratch.etc)
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -163,5 +193,5 @@ fn every_command_of_the_deploy_page_is_run() {
         ran += 1;
     }
     assert!(ran >= 7, "ran {ran} commands");
-    std::fs::remove_dir_all(&scratch).unwrap();
+    std::fs::remove_dir_all(&scratch.root).unwrap();
 }

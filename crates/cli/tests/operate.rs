@@ -246,56 +246,45 @@ fn skip_reason() -> Option<String> {
     ))
 }
 
-#[test]
-fn gateway_pair_is_operable_with_its_tools() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipping gateway_pair_is_operable_with_its_tools: {why}");
-        return;
-    }
-    let mut net = Net::new("ops");
-    let dir = net.dir.clone();
-    for i in 0..2 {
-        std::fs::write(dir.join(format!("side{i}.toml")), config(i, &dir)).unwrap();
-    }
-    let notify = dir.join("notify.sock");
-    let sock = UnixDatagram::bind(&notify).unwrap();
-    sock.set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    let capture = dir.join("wan.pcap");
+/// Starts tcpdump on side 0's WAN interface; returns its child index once it listens.
+fn start_capture(net: &mut Net, capture: &Path) -> usize {
     let mut dump = net.cmd(0, "tcpdump");
     dump.args(["-i", "wan0", "-U", "-w"])
-        .arg(&capture)
+        .arg(capture)
         .arg("udp port 51900");
     let tcpdump = net.spawn(dump, "tcpdump.log");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !net.log("tcpdump.log").contains("listening on") && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mut gws = Vec::new();
-    for i in 0..2 {
-        let mut up = net.cmd(i, BIN);
-        // A bare NAME: read from the config directory, as tcpnc@NAME.service does.
-        up.args(["up", &format!("side{i}")])
-            .env("TCPNC_CONFIG_DIR", &dir)
-            .env("NOTIFY_SOCKET", &notify)
-            .env_remove("RUST_LOG");
-        gws.push(net.spawn(up, &format!("gw{i}.log")));
-    }
-    assert!(
-        wait_notify(&sock, "READY=1", 2),
-        "READY=1 from both: {}",
-        net.log("gw0.log")
-    );
+    tcpdump
+}
 
+/// `tcpnc up sideI` in each namespace, as `tcpnc@sideI.service` would run it.
+fn start_gateways(net: &mut Net, notify: &Path) -> Vec<usize> {
+    let dir = net.dir.clone();
+    (0..2)
+        .map(|i| {
+            std::fs::write(dir.join(format!("side{i}.toml")), config(i, &dir)).unwrap();
+            let mut up = net.cmd(i, BIN);
+            // A bare NAME: read from the config directory.
+            up.args(["up", &format!("side{i}")])
+                .env("TCPNC_CONFIG_DIR", &dir)
+                .env("NOTIFY_SOCKET", notify)
+                .env_remove("RUST_LOG");
+            if i == 1 {
+                // As under systemd: the journal stamps lines itself.
+                up.env("JOURNAL_STREAM", "8:12345");
+            }
+            net.spawn(up, &format!("gw{i}.log"))
+        })
+        .collect()
+}
+
+/// `tcpnc lab sink` on side 1, `tcpnc lab source` on side 0, BYTES through the tunnel.
+fn transfer(net: &mut Net, to: &str) {
     let mut sink = net.cmd(1, BIN);
-    sink.args([
-        "lab",
-        "sink",
-        "--listen",
-        "10.77.0.2:5001",
-        "--timeout-s",
-        "30",
-    ]);
+    sink.args(["lab", "sink", "--listen", to, "--timeout-s", "30"]);
     let sink = net.spawn(sink, "sink.log");
     std::thread::sleep(Duration::from_millis(300));
     let bytes = BYTES.to_string();
@@ -303,7 +292,7 @@ fn gateway_pair_is_operable_with_its_tools() {
         "lab",
         "source",
         "--connect",
-        "10.77.0.2:5001",
+        to,
         "--bytes",
         &bytes,
         "--cc",
@@ -315,11 +304,12 @@ fn gateway_pair_is_operable_with_its_tools() {
     while net.children[sink].try_wait().unwrap().is_none() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(1500)); // one stats interval and a keepalive
+}
 
-    // Metrics: valid for promtool; goodput on the receiving side; peers up; RTT measured.
+/// Both pages pass promtool; goodput on the receiving side; peers up; RTT measured.
+fn check_metrics(net: &Net) {
     let promtool = promtool().unwrap();
-    let (page_a, page_b) = (scrape(&net, 0), scrape(&net, 1));
+    let (page_a, page_b) = (scrape(net, 0), scrape(net, 1));
     check_with_promtool(&promtool, &page_a);
     check_with_promtool(&promtool, &page_b);
     let delivered = value(
@@ -329,33 +319,13 @@ fn gateway_pair_is_operable_with_its_tools() {
     assert!(delivered >= BYTES as f64, "delivered {delivered}\n{page_b}");
     assert_eq!(value(&page_a, "tcpnc_peer_up{"), 1.0);
     assert!(value(&page_a, "tcpnc_peer_keepalive_rtt_seconds{") > 0.0);
-    assert!(
-        value(
-            &page_a,
-            r#"tcpnc_peer_frames_total{interface="tcpnc0",peer="side1",type="data",direction="tx"}"#
-        ) > 100.0
-    );
+    let data_tx =
+        r#"tcpnc_peer_frames_total{interface="tcpnc0",peer="side1",type="data",direction="tx"}"#;
+    assert!(value(&page_a, data_tx) > 100.0);
+}
 
-    // The live table shows the peer.
-    let stats = dir.join("stats1.json");
-    let watch = run(Command::new(BIN)
-        .arg("stats")
-        .arg("--file")
-        .arg(&stats)
-        .args(["--watch", "--count", "1"]));
-    let table = String::from_utf8(watch.stdout).unwrap();
-    assert!(table.lines().any(|l| l.starts_with("side0")), "{table}");
-
-    // Flows close after the linger time (4 s): the summary line appears.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !net.log("gw1.log").contains("flow closed") && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    for k in gws {
-        assert!(net.stop(k, "-TERM"), "gateway exits cleanly on SIGTERM");
-    }
-    assert!(wait_notify(&sock, "STOPPING=1", 2));
-    let log = net.log("gw1.log");
+/// The receiving side's log has one line per notable event, without colour codes.
+fn check_log(log: &str) {
     for want in [
         "serving Prometheus metrics",
         "peer up",
@@ -364,21 +334,33 @@ fn gateway_pair_is_operable_with_its_tools() {
         "bytes_delivered=",
         "duration_s=",
         "repairs=",
+        "peer down",
     ] {
         assert!(log.contains(want), "{want:?} not in the log:\n{log}");
     }
+    // JOURNAL_STREAM set: no timestamp, no colour; the level first.
+    let plain = |l: &str| {
+        ["INFO ", "WARN ", "ERROR ", "DEBUG "]
+            .iter()
+            .any(|p| l.trim_start().starts_with(p))
+    };
+    assert!(
+        log.lines().all(plain),
+        "journal lines start with the level:\n{log}"
+    );
     assert!(
         log.lines().all(|l| !l.contains('\x1b')),
-        "no colour codes in a file"
+        "no colour codes in the journal"
     );
     eprintln!("gateway side1 log:\n{log}");
+}
 
-    // The capture: every tunnel datagram decodes, none malformed, every frame type seen.
-    assert!(net.stop(tcpdump, "-INT"));
+/// Every tunnel datagram of the capture decodes, none malformed, every frame type seen.
+fn check_capture(capture: &Path) {
     let count = |filter: &str| -> usize {
         let out = run(Command::new("tshark")
             .args(["-n", "-X", &format!("lua_script:{LUA}"), "-r"])
-            .arg(&capture)
+            .arg(capture)
             .args(["-Y", filter, "-T", "fields", "-e", "frame.number"]));
         String::from_utf8(out.stdout).unwrap().lines().count()
     };
@@ -398,10 +380,65 @@ fn gateway_pair_is_operable_with_its_tools() {
         let n = count(&format!("tcpnc.type == {kind}"));
         assert!(n >= min, "type {kind}: {n} frames");
     }
+    let syn = count("tcpnc.type == 0x03 && tcp.flags.syn == 1");
+    assert!(syn >= 1, "the SYN travels in BYPASS");
+}
+
+#[test]
+fn gateway_pair_is_operable_with_its_tools() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipping gateway_pair_is_operable_with_its_tools: {why}");
+        return;
+    }
+    let mut net = Net::new("ops");
+    let dir = net.dir.clone();
+    let notify = dir.join("notify.sock");
+    let sock = UnixDatagram::bind(&notify).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let capture = dir.join("wan.pcap");
+    let tcpdump = start_capture(&mut net, &capture);
+    let gws = start_gateways(&mut net, &notify);
+    let ready = wait_notify(&sock, "READY=1", 2);
+    assert!(ready, "READY=1 from both: {}", net.log("gw0.log"));
+    transfer(&mut net, "10.77.0.2:5001");
+    std::thread::sleep(Duration::from_millis(1500)); // one stats interval and a keepalive
+    check_metrics(&net);
+
+    // The live table shows the peer.
+    let stats = dir.join("stats1.json");
+    let watch = run(Command::new(BIN)
+        .arg("stats")
+        .arg("--file")
+        .arg(&stats)
+        .args(["--watch", "--count", "1"]));
+    let table = String::from_utf8(watch.stdout).unwrap();
+    assert!(table.lines().any(|l| l.starts_with("side0")), "{table}");
+
+    // Flows close after the linger time (4 s): the summary line appears.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !net.log("gw1.log").contains("flow closed") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Side 0 stops: side 1 declares it down after 3 silent keepalive periods (3 s).
     assert!(
-        count("tcpnc.type == 0x03 && tcp.flags.syn == 1") >= 1,
-        "the SYN travels in BYPASS"
+        net.stop(gws[0], "-TERM"),
+        "gateway exits cleanly on SIGTERM"
     );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !net.log("gw1.log").contains("peer down") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_millis(1200)); // the next stats tick
+    assert_eq!(value(&scrape(&net, 1), "tcpnc_peer_up{"), 0.0);
+    assert!(
+        net.stop(gws[1], "-TERM"),
+        "gateway exits cleanly on SIGTERM"
+    );
+    assert!(wait_notify(&sock, "STOPPING=1", 2));
+    check_log(&net.log("gw1.log"));
+    assert!(net.stop(tcpdump, "-INT"));
+    check_capture(&capture);
 }
 
 /// The IPv6 configuration of side `me`: IPv6 underlay (UDP over fd00:2::/64) and IPv6 inside
@@ -445,6 +482,28 @@ fn sha256_of(out: &[u8]) -> String {
     find(&serde_json::from_str(last).unwrap()).expect("a sha256 field")
 }
 
+/// Waits until both TUNs are up with their IPv6 address usable (not tentative).
+fn wait_v6_tuns(net: &Net) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let ready = |i: usize| {
+        let out = net
+            .cmd(i, "ip")
+            .args(["-6", "addr", "show", "dev", "tcpnc0"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.contains(&format!("fd77::{}", i + 1)) && !text.contains("tentative")
+    };
+    while !(ready(0) && ready(1)) {
+        assert!(
+            Instant::now() < deadline,
+            "TUNs not up: {}",
+            net.log("gw0.log")
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn ipv6_underlay_and_ipv6_inside_carry_a_transfer_intact() {
     if !is_root() || !have("ip") {
@@ -462,25 +521,7 @@ fn ipv6_underlay_and_ipv6_inside_carry_a_transfer_intact() {
         up.arg("up").arg(&file);
         net.spawn(up, &format!("gw{i}.log"));
     }
-    // Both TUNs up with their IPv6 address usable (not tentative).
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let ready = |net: &Net, i: usize| {
-        let out = net
-            .cmd(i, "ip")
-            .args(["-6", "addr", "show", "dev", "tcpnc0"])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        text.contains(&format!("fd77::{}", i + 1)) && !text.contains("tentative")
-    };
-    while !(ready(&net, 0) && ready(&net, 1)) {
-        assert!(
-            Instant::now() < deadline,
-            "TUNs not up: {}",
-            net.log("gw0.log")
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_v6_tuns(&net);
     let mut sink = net.cmd(1, BIN);
     sink.args([
         "lab",
