@@ -269,6 +269,11 @@ impl Monitor {
             return;
         };
         p.next_refresh = now + FLOW_REFRESH;
+        // A flow the engine no longer has was closed (its event is drained before any
+        // refresh); keeping it would leak if the event was dropped (`event_queue_drops`).
+        let live: std::collections::HashSet<&str> =
+            engine.flows.iter().map(|(k, _)| k.as_str()).collect();
+        p.flows.retain(|k, _| live.contains(k.as_str()));
         for (key, counters) in &engine.flows {
             let track = p.flows.entry(key.clone()).or_insert_with(|| FlowTrack {
                 opened: now,
@@ -421,5 +426,18 @@ mod tests {
         // 3 keepalive periods (3 s) without a datagram: down.
         assert_eq!(seen[1].1, Some(true));
         assert_eq!(seen[2].1, Some(false));
+    }
+
+    #[test]
+    fn flows_gone_from_the_engine_are_forgotten() {
+        let mut m = Monitor::new(&[peer(0)], None);
+        let f = FlowId::v4(Ipv4Addr::new(10, 0, 0, 1), 1, Ipv4Addr::new(10, 0, 0, 2), 2);
+        m.event(0, Duration::ZERO, &Event::FlowOpened { flow: f });
+        assert!(m.flows_due(0, Duration::ZERO));
+        m.refresh_flows(0, Duration::from_secs(1), &engine(&[]));
+        assert!(
+            !m.flows_due(0, Duration::from_secs(2)),
+            "no flow left to refresh"
+        );
     }
 }
