@@ -3,12 +3,14 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
+mod assets;
 mod bench;
 mod experiment;
 mod lab;
 mod link;
+mod logging;
 mod sim;
 mod stats;
 mod up;
@@ -43,6 +45,9 @@ enum Command {
     /// Parameter sweeps on the simulator or the lab: CSV, summary and plots (reproduces the
     /// implementation paper's figures; plans in experiments/).
     Experiment(experiment::ExperimentArgs),
+    /// Write man pages and shell completions (for packaging).
+    #[command(hide = true)]
+    Assets(assets::AssetsArgs),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +88,7 @@ fn run(command: Command) -> Result<()> {
         Command::Bench(args) => bench::run(&args),
         Command::Lab(args) => lab::run(args),
         Command::Experiment(args) => experiment::run(args),
+        Command::Assets(args) => assets::run(&args, Cli::command()),
     }
 }
 

@@ -5,14 +5,19 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tcpnc_gateway::Config;
+use tcpnc_gateway::operate::config_path;
 use tcpnc_gateway::up::{UpOptions, up};
 
 /// Arguments of `tcpnc up`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct UpArgs {
-    /// Gateway configuration (TOML; see docs/gateway.md).
-    #[arg(long, short = 'c', value_name = "FILE")]
-    pub config: PathBuf,
+    /// Configuration: a bare NAME reads /etc/tcpnc/NAME.toml (as `tcpnc@NAME.service` does);
+    /// a path (containing `/` or ending in `.toml`) is read as is.
+    #[arg(value_name = "NAME|FILE", required_unless_present = "config")]
+    pub target: Option<String>,
+    /// Gateway configuration file (TOML; see docs/gateway.md).
+    #[arg(long, short = 'c', value_name = "FILE", conflicts_with = "target")]
+    pub config: Option<PathBuf>,
     /// Stats snapshot file (default: interface.stats_file, or /run/tcpnc/<ifname>.json).
     #[arg(long, value_name = "FILE")]
     pub stats_file: Option<PathBuf>,
@@ -24,19 +29,31 @@ pub struct UpArgs {
     pub check: bool,
 }
 
+impl UpArgs {
+    /// The configuration file to read.
+    pub fn config_file(&self) -> PathBuf {
+        match (&self.config, &self.target) {
+            (Some(path), _) => path.clone(),
+            (None, Some(target)) => config_path(target),
+            (None, None) => unreachable!("clap requires NAME|FILE or --config"),
+        }
+    }
+}
+
 /// Runs `tcpnc up`.
 pub fn run(args: &UpArgs) -> Result<()> {
-    let config = Config::load(&args.config)
-        .with_context(|| format!("bad config {}", args.config.display()))?;
+    let file = args.config_file();
+    let config = Config::load(&file).with_context(|| format!("bad config {}", file.display()))?;
     if args.check {
         println!(
             "{}: ok ({} peer(s), coding {:?})",
-            args.config.display(),
+            file.display(),
             config.peers.len(),
             config.coding.mode
         );
         return Ok(());
     }
+    crate::logging::init(config.interface.operate.level());
     anyhow::ensure!(
         args.stats_interval.is_finite() && args.stats_interval > 0.0,
         "--stats-interval must be a positive number of seconds"
@@ -50,17 +67,18 @@ pub fn run(args: &UpArgs) -> Result<()> {
         .stats_file
         .clone()
         .unwrap_or_else(|| config.interface.stats_file.clone());
-    eprintln!(
-        "tcpnc up: {} {} listening on {}, {} peer(s), stats in {}",
+    tracing::info!(
+        "{} {} listening on {}, {} peer(s), stats in {}, config {}",
         config.interface.name,
         config.interface.address,
         config.interface.listen,
         config.peers.len(),
-        stats_path.display()
+        stats_path.display(),
+        file.display()
     );
     let snapshot = up(&config, &opts, stop)?;
-    eprintln!(
-        "tcpnc up: {} stopped after {:.1} s; tun rx {} tx {} packets, udp rx {} tx {} datagrams",
+    tracing::info!(
+        "{} stopped after {:.1} s; tun rx {} tx {} packets, udp rx {} tx {} datagrams",
         snapshot.interface,
         snapshot.uptime_secs,
         snapshot.gateway.tun_rx_packets,

@@ -13,6 +13,7 @@ use tcpnc_wire::{OUTER_HEADER_V4, OUTER_HEADER_V6};
 use thiserror::Error;
 
 use crate::cidr::Cidr;
+use crate::operate::Operate;
 
 /// Smallest accepted TUN MTU (the IPv4 minimum datagram size every host must accept).
 pub const MIN_MTU: u16 = 576;
@@ -42,7 +43,7 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    fn invalid(key: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub(crate) fn invalid(key: impl Into<String>, reason: impl Into<String>) -> Self {
         ConfigError::Invalid {
             key: key.into(),
             reason: reason.into(),
@@ -92,6 +93,12 @@ pub struct RawInterface {
     pub stats_file: Option<String>,
     /// Bound of the gateway's input queue in packets (default 4096).
     pub queue_packets: Option<usize>,
+    /// Serve Prometheus metrics on this `addr:port` (default: no metrics server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_listen: Option<String>,
+    /// Log level when `RUST_LOG` is not set (default `info`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<String>,
 }
 
 /// `[coding]` as written.
@@ -144,6 +151,8 @@ pub struct Interface {
     pub stats_file: PathBuf,
     /// Input queue bound (packets).
     pub queue_packets: usize,
+    /// Operator keys: metrics server, log level ([`crate::operate`]).
+    pub operate: Operate,
 }
 
 /// A validated `[coding]`.
@@ -247,7 +256,7 @@ fn parse_cidr(key: &str, s: &str) -> Result<Cidr, ConfigError> {
         .map_err(|e| ConfigError::invalid(key, e.to_string()))
 }
 
-fn parse_sockaddr(key: &str, s: &str) -> Result<SocketAddr, ConfigError> {
+pub(crate) fn parse_sockaddr(key: &str, s: &str) -> Result<SocketAddr, ConfigError> {
     s.trim().parse::<SocketAddr>().map_err(|_| {
         ConfigError::invalid(
             key,
@@ -395,6 +404,7 @@ impl RawInterface {
             routes: self.routes.unwrap_or(true),
             stats_file,
             queue_packets,
+            operate: Operate::validate(self.metrics_listen, self.log_level)?,
         })
     }
 }

@@ -85,6 +85,14 @@ pub enum GatewayError {
         /// The error.
         source: std::io::Error,
     },
+    /// The metrics server (`interface.metrics_listen`) could not start.
+    #[error("cannot serve metrics on {addr}: {reason}")]
+    Metrics {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl From<tcpnc_io::BindError> for GatewayError {

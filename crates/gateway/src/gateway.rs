@@ -20,10 +20,12 @@ use crate::cidr::PrefixTable;
 use crate::config::Peer;
 use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
+use crate::monitor::Monitor;
 use crate::peer_engine::PeerEngine;
 use crate::stats::{
     GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
 };
+use tcpnc_proto::seam::Counters;
 use tcpnc_proto::settings::CodingMode as Mode;
 
 /// How often reader threads and the owner look at the shutdown flag.
@@ -73,6 +75,8 @@ pub struct Gateway<T: Tun, U: Udp> {
     origin: Instant,
     /// Nonce of the next KEEPALIVE probe.
     next_nonce: u64,
+    /// Liveness, event log, flow summaries and metrics recorders.
+    monitor: Monitor,
 }
 
 impl<T: Tun, U: Udp> Gateway<T, U> {
@@ -80,6 +84,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     pub fn new(opts: GatewayOptions, tun: T, udp: U, peers: Vec<(Peer, PeerEngine)>) -> Self {
         let mut routes = PrefixTable::new();
         let mut by_endpoint = HashMap::new();
+        let configured: Vec<Peer> = peers.iter().map(|(p, _)| p.clone()).collect();
         let slots = peers
             .into_iter()
             .enumerate()
@@ -107,7 +112,13 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             queue_drops: Arc::new(AtomicU64::new(0)),
             origin: Instant::now(),
             next_nonce: first_nonce(),
+            monitor: Monitor::new(&configured, None),
         }
+    }
+
+    /// Replaces the monitor (built by `up` with the coding window and the metrics recorder).
+    pub fn set_monitor(&mut self, monitor: Monitor) {
+        self.monitor = monitor;
     }
 
     fn now(&self) -> Duration {
@@ -134,6 +145,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                     source,
                 })?;
             self.counters.keepalives_tx += 1;
+            self.monitor.probe_sent(i, self.next_nonce, now);
             slot.next_keepalive = (slot.peer.keepalive_secs > 0)
                 .then(|| now + Duration::from_secs(slot.peer.keepalive_secs));
         }
@@ -142,6 +154,11 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     /// The current statistics.
     pub fn snapshot(&self, stopped: bool) -> Snapshot {
+        let engines: Vec<Counters> = self.peers.iter().map(|s| s.engine.counters()).collect();
+        self.snapshot_of(stopped, &engines)
+    }
+
+    fn snapshot_of(&self, stopped: bool, engines: &[Counters]) -> Snapshot {
         let mut gateway = self.counters;
         gateway.queue_drops += self.queue_drops.load(Ordering::Relaxed);
         Snapshot {
@@ -164,20 +181,34 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             peers: self
                 .peers
                 .iter()
-                .map(|s| PeerSnapshot {
+                .zip(engines)
+                .map(|(s, engine)| PeerSnapshot {
                     name: s.peer.name.clone(),
                     endpoint: s.peer.endpoint.to_string(),
                     allowed_ips: s.peer.allowed_ips.iter().map(|c| c.to_string()).collect(),
                     counters: s.counters,
-                    engine: counters_json(&s.engine.counters()),
+                    engine: counters_json(engine),
                 })
                 .collect(),
+            window: self.monitor.window(),
         }
     }
 
-    fn write_stats(&self, stopped: bool) {
+    /// A stats tick: the snapshot file and the monitor's sample (metrics) from one reading of
+    /// the engines' counters.
+    fn write_stats(&mut self, stopped: bool) {
+        let engines: Vec<Counters> = self.peers.iter().map(|s| s.engine.counters()).collect();
+        let peers: Vec<_> = self
+            .peers
+            .iter()
+            .map(|s| &s.counters)
+            .zip(&engines)
+            .collect();
+        let mut gateway = self.counters;
+        gateway.queue_drops += self.queue_drops.load(Ordering::Relaxed);
+        self.monitor.sample(self.now(), &gateway, &peers);
         if let Some(path) = &self.opts.stats_file
-            && let Err(e) = crate::stats::write_snapshot(path, &self.snapshot(stopped))
+            && let Err(e) = crate::stats::write_snapshot(path, &self.snapshot_of(stopped, &engines))
         {
             tracing::warn!("{e}");
         }
@@ -273,9 +304,11 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                     // Liveness: the engine answers probes (and reports replies).
                     Some(&i) if parse_keepalive(&datagram).is_some() => {
                         self.counters.keepalives_rx += 1;
+                        self.monitor.received(i, now);
                         self.peers[i].engine.handle_remote(now, &datagram);
                     }
                     Some(&i) => {
+                        self.monitor.received(i, now);
                         let slot = &mut self.peers[i];
                         slot.counters.datagrams_rx += 1;
                         slot.engine.handle_remote(now, &datagram);
@@ -290,6 +323,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     fn on_timers(&mut self) {
         let now = self.now();
+        self.monitor.tick(now);
         for i in 0..self.peers.len() {
             let slot = &mut self.peers[i];
             if slot.engine.poll_timeout().is_some_and(|t| t <= now) {
@@ -298,6 +332,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             if slot.next_keepalive.is_some_and(|t| t <= now) {
                 let probe = self.probe();
                 let slot = &mut self.peers[i];
+                self.monitor.probe_sent(i, self.next_nonce, now);
                 match self.udp.send_to(&probe, slot.peer.endpoint) {
                     Ok(()) => self.counters.keepalives_tx += 1,
                     Err(_) => self.counters.udp_send_errors += 1,
@@ -308,7 +343,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     }
 
     fn flush(&mut self) {
-        for slot in &mut self.peers {
+        let now = self.now();
+        for (i, slot) in self.peers.iter_mut().enumerate() {
             while let Some(d) = slot.engine.poll_remote() {
                 match self.udp.send_to(&d, slot.peer.endpoint) {
                     // The engine's answer to a peer's probe.
@@ -338,7 +374,10 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 }
             }
             while let Some(ev) = slot.engine.poll_event() {
-                tracing::info!(peer = %slot.peer.name, "{ev:?}");
+                self.monitor.event(i, now, &ev);
+            }
+            if self.monitor.flows_due(i, now) {
+                self.monitor.refresh_flows(i, now, &slot.engine.counters());
             }
         }
     }

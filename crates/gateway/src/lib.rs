@@ -11,15 +11,23 @@
 //!   allowed_ips (longest prefix), peers by endpoint, counters.
 //! * [`up`]: `tcpnc up` assembled from the above on real devices.
 //! * [`stats`]: the JSON stats snapshot and its rendering.
+//! * [`monitor`]: peer liveness, one log line per notable event, samples for recorders;
+//!   [`metrics`] + [`metrics_http`]: the Prometheus exporter on `interface.metrics_listen`;
+//!   [`operate`]: the operator keys of `[interface]` (`metrics_listen`, `log_level`).
 
 pub mod cidr;
 pub mod config;
 pub mod error;
 pub mod gateway;
 pub mod io;
+pub mod metrics;
+pub mod metrics_http;
+pub mod monitor;
+pub mod operate;
 pub mod peer_engine;
 pub mod shutdown;
 pub mod stats;
+pub mod stats_watch;
 pub mod sys;
 pub mod up;
 

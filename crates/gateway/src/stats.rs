@@ -100,6 +100,10 @@ pub struct Snapshot {
     pub gateway: GatewayCounters,
     /// Peers, in config order.
     pub peers: Vec<PeerSnapshot>,
+    /// The coding window W the engines use (absent when coding is off; added after version 1
+    /// without a version change: readers of version 1 ignore it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u16>,
 }
 
 /// Writes `snap` to `path` atomically (temporary file + rename), creating the directory.
@@ -212,6 +216,7 @@ mod tests {
                 counters: PeerCounters::default(),
                 engine: serde_json::json!({"x": 1}),
             }],
+            window: Some(12),
         };
         write_snapshot(&path, &snap).unwrap();
         let back = read_snapshot(&path).unwrap();

@@ -14,8 +14,12 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::error::GatewayError;
 use crate::gateway::{Gateway, GatewayOptions};
+use crate::metrics::PrometheusExporter;
+use crate::metrics_http::MetricsServer;
+use crate::monitor::Monitor;
 use crate::stats::Snapshot;
 use crate::sys::{Routes, SysTun, SysUdp};
+use tcpnc_proto::settings::CodingMode;
 
 /// Run-time options of `tcpnc up` that are not in the config file.
 #[derive(Debug, Clone)]
@@ -45,6 +49,42 @@ pub fn routes_needed(config: &Config) -> Vec<crate::cidr::Cidr> {
         .flat_map(|p| p.allowed_ips.iter().copied())
         .filter(|c| !(c.prefix >= own.prefix && own.contains(c.network())))
         .collect()
+}
+
+/// The gateway's monitor for `config`, with the Prometheus exporter and its HTTP server
+/// when `interface.metrics_listen` is set (the server stops when dropped).
+pub fn monitor_for(config: &Config) -> Result<(Monitor, Option<MetricsServer>), GatewayError> {
+    let window = (config.coding.mode == CodingMode::Nc).then_some(config.coding.policies.window);
+    let mut monitor = Monitor::new(&config.peers, window);
+    let server = match config.interface.operate.metrics_listen {
+        Some(addr) => {
+            let exporter = PrometheusExporter::new(&config.interface.name);
+            let server = MetricsServer::start(addr, exporter.handle())?;
+            tracing::info!(%addr, "serving Prometheus metrics on /metrics");
+            monitor.add_recorder(Box::new(exporter));
+            Some(server)
+        }
+        None => None,
+    };
+    Ok((monitor, server))
+}
+
+/// Tells the service manager that start-up is complete (`Type=notify` units: `READY=1` on
+/// `$NOTIFY_SOCKET`; nothing when the variable is unset).
+fn notify_ready(config: &Config) {
+    let status = format!(
+        "{} up, listening on {}, {} peer(s)",
+        config.interface.name,
+        config.interface.listen,
+        config.peers.len()
+    );
+    let states = [
+        sd_notify::NotifyState::Ready,
+        sd_notify::NotifyState::Status(&status),
+    ];
+    if let Err(e) = sd_notify::notify(&states) {
+        tracing::warn!("sd_notify: {e}");
+    }
 }
 
 /// Runs a gateway on real devices until `shutdown` is set; returns the final snapshot.
@@ -78,8 +118,13 @@ pub fn up(
         queue_packets: iface.queue_packets,
     };
     let mut gateway = Gateway::new(options, tun, udp, peers);
+    let (monitor, metrics) = monitor_for(config)?;
+    gateway.set_monitor(monitor);
     gateway.probe_peers()?;
+    notify_ready(config);
     let result = gateway.run(shutdown);
+    let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+    drop(metrics);
     drop(routes);
     result
 }

@@ -405,6 +405,8 @@ pub fn gateway_config(
             routes: None,
             stats_file: Some(stats.display().to_string()),
             queue_packets: None,
+            metrics_listen: None,
+            log_level: None,
         },
         coding,
         peer: vec![RawPeer {

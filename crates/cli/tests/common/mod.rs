@@ -1,0 +1,73 @@
+//! Shared by the dissector and deploy-page tests: the golden vectors of docs/wire.md and a pcap
+//! writer.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+/// The Wireshark dissector.
+pub const LUA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../contrib/wireshark/tcpnc.lua"
+);
+
+const DOC: &str = include_str!("../../../../docs/wire.md");
+
+/// (name, bytes) of every ```hex golden:NAME block of docs/wire.md.
+pub fn golden_blocks() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut lines = DOC.lines();
+    while let Some(line) = lines.next() {
+        let Some(name) = line.trim().strip_prefix("```hex golden:") else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        for l in lines.by_ref() {
+            if l.trim_start().starts_with("```") {
+                break;
+            }
+            let data = l.split('#').next().unwrap_or("");
+            bytes.extend(
+                data.split_whitespace()
+                    .map(|t| u8::from_str_radix(t, 16).unwrap()),
+            );
+        }
+        out.push((name.trim().to_string(), bytes));
+    }
+    out
+}
+
+/// A pcap (LINKTYPE_RAW) with one IPv4/UDP packet 192.0.2.1:51900 -> 192.0.2.2:51900 per payload.
+pub fn write_pcap(path: &Path, payloads: &[Vec<u8>]) {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&4u16.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&65535u32.to_le_bytes());
+    out.extend_from_slice(&101u32.to_le_bytes());
+    for (i, p) in payloads.iter().enumerate() {
+        let total = 28 + p.len();
+        let mut ip = vec![
+            0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 192, 0, 2, 1, 192, 0, 2, 2,
+        ];
+        ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        let sum = ip
+            .chunks(2)
+            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+            .sum::<u32>();
+        let sum = (sum & 0xffff) + (sum >> 16);
+        ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        ip.extend_from_slice(&51900u16.to_be_bytes());
+        ip.extend_from_slice(&51900u16.to_be_bytes());
+        ip.extend_from_slice(&((8 + p.len()) as u16).to_be_bytes());
+        ip.extend_from_slice(&[0, 0]);
+        ip.extend_from_slice(p);
+        out.extend_from_slice(&(i as u32 + 1).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(ip.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(ip.len() as u32).to_le_bytes());
+        out.extend_from_slice(&ip);
+    }
+    std::fs::write(path, out).unwrap();
+}
