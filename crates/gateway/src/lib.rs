@@ -20,6 +20,7 @@ pub mod gateway;
 pub mod io;
 pub mod ip_header;
 pub mod peer_engine;
+pub mod security;
 pub mod shutdown;
 pub mod stats;
 pub mod sys;

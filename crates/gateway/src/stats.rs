@@ -100,6 +100,10 @@ pub struct Snapshot {
     pub gateway: GatewayCounters,
     /// Peers, in config order.
     pub peers: Vec<PeerSnapshot>,
+    /// The tunnel envelope's counters (`crates/tunnel`): drops by reason (`drops.*`) and,
+    /// with keys, handshakes, sessions, sealed/opened datagrams.
+    #[serde(default)]
+    pub tunnel: serde_json::Value,
 }
 
 /// Writes `snap` to `path` atomically (temporary file + rename), creating the directory.
@@ -212,6 +216,7 @@ mod tests {
                 counters: PeerCounters::default(),
                 engine: serde_json::json!({"x": 1}),
             }],
+            tunnel: serde_json::json!({"drops": {"bad_tag": 1}}),
         };
         write_snapshot(&path, &snap).unwrap();
         let back = read_snapshot(&path).unwrap();

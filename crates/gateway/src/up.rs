@@ -76,8 +76,9 @@ pub fn up(
         ),
         stats_interval: opts.stats_interval,
         queue_packets: iface.queue_packets,
+        security: config.security.clone(),
     };
-    let mut gateway = Gateway::new(options, tun, udp, peers);
+    let mut gateway = Gateway::new(options, tun, udp, peers)?;
     gateway.probe_peers()?;
     let result = gateway.run(shutdown);
     drop(routes);

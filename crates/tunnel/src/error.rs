@@ -83,6 +83,29 @@ impl Drop {
         }
     }
 
+    /// The counter key in a stats file: `drops.<name>`.
+    pub fn key(self) -> &'static str {
+        const KEYS: [&str; 16] = [
+            "drops.malformed",
+            "drops.unknown_type",
+            "drops.wrong_mode",
+            "drops.bad_checksum",
+            "drops.unknown_source",
+            "drops.bad_mac",
+            "drops.rate_limited",
+            "drops.handshake_failed",
+            "drops.unknown_peer",
+            "drops.stale_initiation",
+            "drops.unexpected_response",
+            "drops.unknown_index",
+            "drops.replayed",
+            "drops.too_old",
+            "drops.expired",
+            "drops.bad_tag",
+        ];
+        KEYS[self.index()]
+    }
+
     fn index(self) -> usize {
         Drop::ALL.iter().position(|d| *d == self).unwrap_or(0)
     }
@@ -108,9 +131,9 @@ impl DropCounters {
         self.0.iter().sum()
     }
 
-    /// `(name, count)` pairs.
+    /// `(key, count)` pairs, keys as [`Drop::key`].
     pub fn pairs(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        Drop::ALL.iter().map(|d| (d.name(), self.get(*d)))
+        Drop::ALL.iter().map(|d| (d.key(), self.get(*d)))
     }
 }
 

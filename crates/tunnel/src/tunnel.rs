@@ -98,8 +98,8 @@ pub struct TunnelStats {
 
 impl TunnelStats {
     /// `(name, value)` pairs; drop reasons as `drops.<reason>`.
-    pub fn pairs(&self) -> Vec<(String, u64)> {
-        let mut v: Vec<(String, u64)> = [
+    pub fn pairs(&self) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> = vec![
             ("initiations_sent", self.initiations_sent),
             ("initiation_retries", self.initiation_retries),
             ("handshakes_given_up", self.handshakes_given_up),
@@ -112,11 +112,8 @@ impl TunnelStats {
             ("keepalives_received", self.keepalives_received),
             ("staged_drops", self.staged_drops),
             ("initiation_errors", self.initiation_errors),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        v.extend(self.drops.pairs().map(|(k, c)| (format!("drops.{k}"), c)));
+        ];
+        v.extend(self.drops.pairs());
         v
     }
 }
