@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use tcpnc_experiment::demo;
+use tcpnc_lab::session::TunnelMode;
 use tcpnc_lab::settings::{PathSettings, TransferSettings};
 use tcpnc_lab::{Lab, guard, http, measure, progress};
 use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides, Profile};
@@ -14,9 +15,31 @@ use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides, Profile};
 /// Arguments of `tcpnc lab`.
 #[derive(Debug, Clone, Args)]
 pub struct LabArgs {
+    /// How the gateways protect the tunnel: secure (fresh keys, Noise + ChaCha20-Poly1305;
+    /// the default, what a deployment runs) or insecure (CRC-32C integrity only).
+    #[arg(long, global = true, value_enum, default_value_t = TunnelArg::Secure)]
+    pub tunnel: TunnelArg,
     /// What to do.
     #[command(subcommand)]
     pub command: LabCommand,
+}
+
+/// `--tunnel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TunnelArg {
+    /// Keys: authenticated encryption.
+    Secure,
+    /// `insecure = true`: integrity checks only.
+    Insecure,
+}
+
+impl From<TunnelArg> for TunnelMode {
+    fn from(t: TunnelArg) -> Self {
+        match t {
+            TunnelArg::Secure => TunnelMode::Secure,
+            TunnelArg::Insecure => TunnelMode::Insecure,
+        }
+    }
 }
 
 /// `tcpnc lab` subcommands.
@@ -283,9 +306,11 @@ fn secs(s: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(s).context("--timeout-s must be a positive number of seconds")
 }
 
-fn new_lab() -> Result<Lab> {
+fn new_lab(tunnel: TunnelArg) -> Result<Lab> {
     guard::require_root()?;
-    Ok(Lab::new(tcpnc_lab::tcpnc_exe()?)?)
+    let mut lab = Lab::new(tcpnc_lab::tcpnc_exe()?)?;
+    lab.tunnel = tunnel.into();
+    Ok(lab)
 }
 
 /// Runs `tcpnc lab`.
@@ -322,15 +347,24 @@ pub fn run(args: LabArgs) -> Result<()> {
             }
             Ok(())
         }
-        LabCommand::Compare(a) => compare(a),
-        LabCommand::Run(a) => run_one(a),
-        LabCommand::Demo(a) => run_demo(a),
-        LabCommand::Http(a) => run_http(a),
+        LabCommand::Compare(a) => compare(a, args.tunnel),
+        LabCommand::Run(a) => run_one(a, args.tunnel),
+        LabCommand::Demo(a) => {
+            // The demo's runs go through the experiment crate's lab backend, which uses the
+            // lab's default tunnel (keys).
+            if args.tunnel != TunnelArg::Secure {
+                bail!(
+                    "tcpnc lab demo runs with the secure tunnel only; use lab run/compare --tunnel insecure"
+                );
+            }
+            run_demo(a)
+        }
+        LabCommand::Http(a) => run_http(a, args.tunnel),
     }
 }
 
-fn compare(a: CompareArgs) -> Result<()> {
-    let lab = new_lab()?;
+fn compare(a: CompareArgs, tunnel: TunnelArg) -> Result<()> {
+    let lab = new_lab(tunnel)?;
     let bar = progress::bar(!a.json);
     let (path, coding, t) = (
         a.path.settings(),
@@ -360,8 +394,8 @@ fn compare(a: CompareArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_one(a: RunArgs) -> Result<()> {
-    let lab = new_lab()?;
+fn run_one(a: RunArgs, tunnel: TunnelArg) -> Result<()> {
+    let lab = new_lab(tunnel)?;
     let bar = progress::bar(!a.json);
     let m = a.mode;
     bar.set_prefix(format!("{} {}", m.name(), a.transfer.cc.name()));
@@ -422,8 +456,8 @@ fn run_demo(a: DemoArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_http(a: HttpArgs) -> Result<()> {
-    let lab = new_lab()?;
+fn run_http(a: HttpArgs, tunnel: TunnelArg) -> Result<()> {
+    let lab = new_lab(tunnel)?;
     let r = http::http_download(
         &lab,
         a.mode,

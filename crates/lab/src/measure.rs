@@ -107,7 +107,13 @@ pub fn measure(
         gateways: stats.gateways,
         link: stats.link.unwrap_or(Value::Null),
         iperf3,
-        settings: settings_json(mode, path, coding, t),
+        settings: {
+            let mut v = settings_json(mode, path, coding, t);
+            if mode != PathMode::Direct {
+                v["tunnel"] = json!(lab.tunnel);
+            }
+            v
+        },
     })
 }
 

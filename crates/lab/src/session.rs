@@ -19,6 +19,8 @@ use tcpnc_gateway::stats::Snapshot;
 use tcpnc_link::LossModel;
 use tcpnc_relay::RelayArgs;
 use tcpnc_settings::CodingMode;
+use tcpnc_tunnel::Key;
+use tcpnc_tunnel::outer::{INTEGRITY_OVERHEAD, TRANSPORT_OVERHEAD};
 
 use crate::settings::{PathMode, PathSettings, PolicyOverrides};
 use crate::topo::{self, Topology};
@@ -29,10 +31,32 @@ pub const TUN_CLI: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 1);
 pub const TUN_SRV: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 2);
 /// TUN device name in both host namespaces.
 pub const TUN_DEV: &str = "nc0";
-/// TUN MTU: the path's 1500 B less the outer IPv4/UDP header (28 B) and the BYPASS preamble
-/// (2 B), so that an uncoded packet (plain mode, SYN, non-TCP) still fits one datagram. In nc
+/// TUN MTU: the path's 1500 B less the outer IPv4/UDP header (28 B), the tunnel envelope
+/// (32 B with keys, 5 B insecure) and the BYPASS preamble (2 B), so that an uncoded packet
+/// (plain mode, SYN, non-TCP) still fits one datagram: 1438 B secure, 1465 B insecure. In nc
 /// mode the gateways' MSS clamp (the NC header at n = W) lowers TCP's MSS further.
-pub const TUN_MTU: u16 = 1470;
+pub fn tun_mtu(tunnel: TunnelMode) -> u16 {
+    let envelope = match tunnel {
+        TunnelMode::Secure => TRANSPORT_OVERHEAD,
+        TunnelMode::Insecure => INTEGRITY_OVERHEAD,
+    };
+    (1500 - 28 - 2 - envelope) as u16
+}
+
+/// How the lab's two gateways protect their tunnel.
+///
+/// The lab defaults to [`TunnelMode::Secure`]: it runs what an operator deploys (keys,
+/// encrypted and authenticated datagrams), and at the lab's rates the AEAD costs nothing
+/// measurable (`docs/lab.md`); `insecure` (CRC-32C only) remains for comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TunnelMode {
+    /// Fresh Curve25519 keys for both gateways on every session; Noise IKpsk2 sessions.
+    #[default]
+    Secure,
+    /// `insecure = true`: integrity checks only.
+    Insecure,
+}
 /// UDP port of both gateways.
 pub const GATEWAY_PORT: u16 = 51820;
 /// UDP port of the relay's A (client-facing) socket.
@@ -62,6 +86,8 @@ pub struct Lab {
     pub topo: Topology,
     /// The `tcpnc` binary.
     pub exe: PathBuf,
+    /// How the gateways protect the tunnel (default: keys).
+    pub tunnel: TunnelMode,
     dir: ScratchDir,
     runs: AtomicU32,
 }
@@ -74,6 +100,7 @@ impl Lab {
         Ok(Lab {
             topo,
             exe,
+            tunnel: TunnelMode::default(),
             dir,
             runs: AtomicU32::new(0),
         })
@@ -197,9 +224,19 @@ impl<'a> Session<'a> {
                 },
             ),
         ];
-        for (name, ns, addrs) in sides {
+        let keys = session_keys(lab)?;
+        for (i, (name, ns, addrs)) in sides.into_iter().enumerate() {
             let stats = lab.file(&name.replace(' ', "-"), "json");
-            let config = gateway_config(mode, coding, path, &addrs, &stats);
+            let mut config = gateway_config(mode, coding, path, &addrs, &stats);
+            config.interface.mtu = Some(tun_mtu(lab.tunnel));
+            match &keys {
+                Some((files, publics)) => {
+                    config.interface.insecure = None;
+                    config.interface.private_key_file = Some(files[i].display().to_string());
+                    config.peer[0].public_key = Some(publics[1 - i].to_string());
+                }
+                None => {}
+            }
             let gw = start_gateway(lab, name, ns, &config, &stats)?;
             s.gateways.push((gw, stats));
         }
@@ -314,6 +351,38 @@ fn ge_of(loss: f64, burst: f64) -> String {
     }
 }
 
+/// With keys: a fresh private key per gateway, written (mode 0600) to the scratch directory,
+/// and the two public keys.
+fn session_keys(lab: &Lab) -> Result<Option<([PathBuf; 2], [Key; 2])>> {
+    if lab.tunnel == TunnelMode::Insecure {
+        return Ok(None);
+    }
+    let key = |side: &str| -> Result<(PathBuf, Key)> {
+        let private = Key::generate().map_err(|e| LabError::Invalid(e.to_string()))?;
+        let public = private
+            .public()
+            .map_err(|e| LabError::Invalid(e.to_string()))?;
+        let file = lab.file(&format!("{side}-gateway"), "key");
+        write_private(&file, &private)?;
+        Ok((file, public))
+    };
+    let (cf, cp) = key("client")?;
+    let (sf, sp) = key("server")?;
+    Ok(Some(([cf, sf], [cp, sp])))
+}
+
+fn write_private(file: &Path, key: &Key) -> Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(file)
+        .map_err(|e| LabError::file(file, e))?;
+    writeln!(f, "{key}").map_err(|e| LabError::file(file, e))
+}
+
 /// Starts the relay in the emulator namespace and waits until both its sockets are bound.
 fn start_relay(lab: &Lab, path: &PathSettings) -> Result<(Child, PathBuf)> {
     let t = &lab.topo;
@@ -381,7 +450,8 @@ pub struct GatewayAddrs {
 }
 
 /// The `tcpnc up` configuration of one side, as the gateway's own config type: the lab's
-/// contract with the gateway is checked at compile time.
+/// contract with the gateway is checked at compile time. Insecure (integrity only);
+/// [`Session::start`] replaces `insecure` with keys for [`TunnelMode::Secure`].
 pub fn gateway_config(
     mode: PathMode,
     coding: &PolicyOverrides,
@@ -397,19 +467,24 @@ pub fn gateway_config(
         interface: RawInterface {
             name: TUN_DEV.to_string(),
             address: format!("{}/24", addrs.me),
-            mtu: Some(TUN_MTU),
+            mtu: Some(tun_mtu(TunnelMode::Insecure)),
             listen: addrs.listen.to_string(),
             path_mtu: None,
             routes: None,
             stats_file: Some(stats.display().to_string()),
             queue_packets: None,
+            insecure: Some(true),
+            private_key: None,
+            private_key_file: None,
         },
         coding,
         peer: vec![RawPeer {
             name: None,
-            endpoint: addrs.endpoint.to_string(),
+            endpoint: Some(addrs.endpoint.to_string()),
             allowed_ips: vec![format!("{}/32", addrs.peer)],
             keepalive_secs: None,
+            public_key: None,
+            preshared_key: None,
         }],
     }
 }
@@ -447,8 +522,8 @@ mod tests {
         let c = Config::parse(&raw.to_toml().unwrap()).unwrap();
         assert_eq!(c.coding.policies, Policies::product().with(&coding));
         assert_eq!(c.coding.seed, 5);
-        assert_eq!(c.interface.mtu, TUN_MTU);
-        assert_eq!(c.peers[0].endpoint, addrs().endpoint);
+        assert_eq!(c.interface.mtu, tun_mtu(TunnelMode::Insecure));
+        assert_eq!(c.peers[0].endpoint, Some(addrs().endpoint));
         let raw = gateway_config(PathMode::Plain, &coding, &path(), &addrs(), stats);
         let c = Config::parse(&raw.to_toml().unwrap()).unwrap();
         assert_eq!(c.coding.mode, tcpnc_settings::CodingMode::Off);
