@@ -130,8 +130,6 @@ pub struct Tunnel {
     unix_origin: Duration,
     out: VecDeque<Transmit>,
     stats: TunnelStats,
-    /// Fixed ephemeral keys (golden vectors only).
-    test_ephemeral: Option<Key>,
 }
 
 impl Tunnel {
@@ -149,14 +147,7 @@ impl Tunnel {
             unix_origin: c.unix_origin,
             out: VecDeque::new(),
             stats: TunnelStats::default(),
-            test_ephemeral: None,
         })
-    }
-
-    #[doc(hidden)]
-    /// Fixes the ephemeral key of every handshake (golden vectors only: never in a gateway).
-    pub fn fix_ephemeral_for_testing_only(&mut self, e: Key) {
-        self.test_ephemeral = Some(e);
     }
 
     /// The counters.
@@ -255,14 +246,13 @@ impl Tunnel {
         let sender = self.new_index(peer);
         let p = &self.peers[peer];
         let stamp = tai64n(self.unix_origin + now);
-        let e = self.test_ephemeral;
         match handshake::initiate(
             &self.private,
             &p.keys.public,
             &p.keys.psk,
             sender,
             stamp,
-            e.as_ref(),
+            None,
         ) {
             Ok((init, datagram)) => {
                 let interval = self.timers.retry_initial;
@@ -386,8 +376,7 @@ impl Tunnel {
         if !self.limiter.allow(now, from.ip()) {
             return Err(Drop::RateLimited);
         }
-        let e = self.test_ephemeral;
-        let a = handshake::read_initiation(&self.private, m, e.as_ref())?;
+        let a = handshake::read_initiation(&self.private, m, None)?;
         let peer = self
             .peers
             .iter()
