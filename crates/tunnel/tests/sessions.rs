@@ -290,3 +290,12 @@ fn a_handshake_flood_is_rate_limited_and_state_stays_bounded() {
     let (sessions, staged, sources) = p.b.state_size();
     assert!(sessions <= 3 && staged == 0 && sources <= l.max_sources);
 }
+
+proptest::proptest! {
+    /// The fuzz targets' drivers on random input (the fuzzers run them for longer).
+    #[test]
+    fn fuzz_drivers_hold_on_random_input(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+        tcpnc_tunnel::fuzzing::receive_any(&data);
+        tcpnc_tunnel::fuzzing::handshake_any(&data);
+    }
+}
