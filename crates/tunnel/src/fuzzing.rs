@@ -25,6 +25,7 @@ fn responder() -> Tunnel {
         },
         seed: 1,
         unix_origin: Duration::from_secs(1_700_000_000),
+        boot_id: 7,
     };
     Tunnel::new(config, Duration::ZERO).expect("tunnel")
 }
@@ -38,10 +39,16 @@ pub fn receive_any(data: &[u8]) {
     let mut t = responder();
     let from = "192.0.2.1:1".parse().expect("address");
     let r = t.receive(Duration::from_secs(1), from, data);
-    assert!(!matches!(r, Ok(Received::Frame { .. })), "a frame from a forged datagram");
+    assert!(
+        !matches!(r, Ok(Received::Frame { .. })),
+        "a frame from a forged datagram"
+    );
     let answered = t.poll_transmit().is_some();
     let initiation = data.first() == Some(&TYPE_INITIATION) && r.is_ok();
-    assert_eq!(answered, initiation, "answered without a valid initiation: {r:?}");
+    assert_eq!(
+        answered, initiation,
+        "answered without a valid initiation: {r:?}"
+    );
     let (sessions, staged, _) = t.state_size();
     assert!(sessions <= 1 && staged == 0);
 }

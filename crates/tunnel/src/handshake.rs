@@ -5,7 +5,10 @@
 //! the optional preshared key (all zero when absent) is mixed in at the end of message 2.
 //!
 //! Message 1 carries a 12-byte TAI64N timestamp (seconds + 2^62, nanoseconds; big-endian) so a
-//! responder rejects a replayed initiation (WireGuard §5.1). Each message ends with `mac1`, a
+//! responder rejects a replayed initiation (WireGuard §5.1), then the sender's 8-byte *boot id*
+//! (random per gateway process); message 2 carries the responder's boot id. A boot id that
+//! changes tells the other side that the peer restarted and lost its engine state
+//! (`docs/gateway.md`, restarts). Each message ends with `mac1`, a
 //! keyed BLAKE2s-128 over the message under `BLAKE2s-256("mac1----" ++ receiver's public key)`:
 //! one hash, checked before any Diffie-Hellman, so a sender that does not know the receiver's
 //! public key costs almost nothing (WireGuard §5.4.4).
@@ -27,6 +30,8 @@ pub const NOISE_PARAMS: &str = "Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s";
 pub const PROLOGUE: &[u8] = b"tcpnc tunnel v1";
 /// Bytes of the TAI64N timestamp in message 1.
 pub const TIMESTAMP_LEN: usize = 12;
+/// Bytes of the boot id in messages 1 and 2.
+pub const BOOT_ID_LEN: usize = 8;
 
 type Mac16 = Blake2sMac<blake2::digest::consts::U16>;
 
@@ -87,6 +92,7 @@ pub fn initiate(
     psk: &Key,
     sender: u32,
     timestamp: [u8; TIMESTAMP_LEN],
+    boot_id: u64,
     ephemeral: Option<&Key>,
 ) -> Result<(Initiator, Vec<u8>), KeyError> {
     let mut b = builder(local)?
@@ -100,8 +106,11 @@ pub fn initiate(
     let mut msg = outer::handshake_header(TYPE_INITIATION, sender, None);
     let start = msg.len();
     msg.resize(start + NOISE_INIT_LEN, 0);
+    let mut payload = [0u8; TIMESTAMP_LEN + BOOT_ID_LEN];
+    payload[..TIMESTAMP_LEN].copy_from_slice(&timestamp);
+    payload[TIMESTAMP_LEN..].copy_from_slice(&boot_id.to_be_bytes());
     let n = hs
-        .write_message(&timestamp, &mut msg[start..])
+        .write_message(&payload, &mut msg[start..])
         .map_err(noise)?;
     debug_assert_eq!(n, NOISE_INIT_LEN);
     let mac = mac1(&mac1_key(remote), &msg);
@@ -116,6 +125,8 @@ pub struct Accepted {
     pub remote: Key,
     /// Its TAI64N timestamp.
     pub timestamp: [u8; TIMESTAMP_LEN],
+    /// Its boot id.
+    pub boot_id: u64,
     /// The initiator's session index.
     pub sender: u32,
 }
@@ -140,12 +151,18 @@ pub fn read_initiation(
         .get_remote_static()
         .and_then(|r| r.try_into().ok())
         .ok_or(Drop::HandshakeFailed)?;
-    let timestamp: [u8; TIMESTAMP_LEN] =
-        payload[..n].try_into().map_err(|_| Drop::HandshakeFailed)?;
+    if n != TIMESTAMP_LEN + BOOT_ID_LEN {
+        return Err(Drop::HandshakeFailed);
+    }
+    let mut timestamp = [0u8; TIMESTAMP_LEN];
+    timestamp.copy_from_slice(&payload[..TIMESTAMP_LEN]);
+    let mut boot = [0u8; BOOT_ID_LEN];
+    boot.copy_from_slice(&payload[TIMESTAMP_LEN..n]);
     Ok(Accepted {
         hs,
         remote: Key(remote),
         timestamp,
+        boot_id: u64::from_be_bytes(boot),
         sender: m.sender,
     })
 }
@@ -155,13 +172,14 @@ pub fn respond(
     a: Accepted,
     psk: &Key,
     sender: u32,
+    boot_id: u64,
 ) -> Result<(StatelessTransportState, Vec<u8>), Drop> {
     let mut hs = a.hs;
     hs.set_psk(2, &psk.0).map_err(|_| Drop::HandshakeFailed)?;
     let mut msg = outer::handshake_header(TYPE_RESPONSE, sender, Some(a.sender));
     let start = msg.len();
     msg.resize(start + NOISE_RESP_LEN, 0);
-    hs.write_message(&[], &mut msg[start..])
+    hs.write_message(&boot_id.to_be_bytes(), &mut msg[start..])
         .map_err(|_| Drop::HandshakeFailed)?;
     let mac = mac1(&mac1_key(&a.remote), &msg);
     msg.extend_from_slice(&mac);
@@ -171,12 +189,20 @@ pub fn respond(
     Ok((keys, msg))
 }
 
-/// Reads message 2 (mac1 already checked) and finishes the initiator's handshake.
-pub fn read_response(i: Initiator, m: &Response<'_>) -> Result<StatelessTransportState, Drop> {
+/// Reads message 2 (mac1 already checked) and finishes the initiator's handshake: the
+/// session keys and the responder's boot id.
+pub fn read_response(
+    i: Initiator,
+    m: &Response<'_>,
+) -> Result<(StatelessTransportState, u64), Drop> {
     let mut hs = i.hs;
-    let mut payload = [0u8; 16];
-    hs.read_message(m.noise, &mut payload)
+    let mut payload = [0u8; 64];
+    let n = hs
+        .read_message(m.noise, &mut payload)
         .map_err(|_| Drop::HandshakeFailed)?;
-    hs.into_stateless_transport_mode()
-        .map_err(|_| Drop::HandshakeFailed)
+    let boot: [u8; BOOT_ID_LEN] = payload[..n].try_into().map_err(|_| Drop::HandshakeFailed)?;
+    let keys = hs
+        .into_stateless_transport_mode()
+        .map_err(|_| Drop::HandshakeFailed)?;
+    Ok((keys, u64::from_be_bytes(boot)))
 }

@@ -24,10 +24,11 @@ pub const TAG_LEN: usize = 16;
 pub const TRANSPORT_OVERHEAD: usize = TRANSPORT_HEADER + TAG_LEN;
 /// Bytes of the keyed BLAKE2s MAC closing each handshake message.
 pub const MAC_LEN: usize = 16;
-/// Bytes of Noise IKpsk2 message 1 with a 12-byte payload: e (32) + s (32+16) + payload (12+16).
-pub const NOISE_INIT_LEN: usize = 32 + 48 + 12 + 16;
-/// Bytes of Noise IKpsk2 message 2 with an empty payload: e (32) + tag of the empty payload (16).
-pub const NOISE_RESP_LEN: usize = 32 + 16;
+/// Bytes of Noise IKpsk2 message 1 with its 20-byte payload (timestamp, boot id):
+/// e (32) + s (32+16) + payload (20+16).
+pub const NOISE_INIT_LEN: usize = 32 + 48 + 20 + 16;
+/// Bytes of Noise IKpsk2 message 2 with its 8-byte payload (boot id): e (32) + payload (8+16).
+pub const NOISE_RESP_LEN: usize = 32 + 8 + 16;
 /// Whole initiation: type, 3 reserved, sender index, Noise message 1, mac1.
 pub const INITIATION_LEN: usize = 8 + NOISE_INIT_LEN + MAC_LEN;
 /// Whole response: type, 3 reserved, sender index, receiver index, Noise message 2, mac1.

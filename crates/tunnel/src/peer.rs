@@ -51,6 +51,8 @@ pub(crate) struct Peer {
     pub pending: Option<Pending>,
     /// Greatest initiation timestamp accepted from this peer.
     pub last_timestamp: Option<[u8; TIMESTAMP_LEN]>,
+    /// The peer's boot id, from its last handshake message.
+    pub boot_id: Option<u64>,
     pub staged: VecDeque<Vec<u8>>,
     /// Set when data was received and nothing sent since (passive keepalive).
     pub owe_keepalive_since: Option<Duration>,
@@ -67,6 +69,7 @@ impl Peer {
             next: None,
             pending: None,
             last_timestamp: None,
+            boot_id: None,
             staged: VecDeque::new(),
             owe_keepalive_since: None,
             awaiting_since: None,

@@ -36,6 +36,20 @@ pub struct TunnelConfig {
     pub seed: u64,
     /// Unix time at `now` = 0.
     pub unix_origin: Duration,
+    /// This process's boot id (random per start): peers learn from a new one that we
+    /// restarted.
+    pub boot_id: u64,
+}
+
+/// What the tunnel tells its driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TunnelEvent {
+    /// A peer completed a handshake with another boot id than before: it restarted and lost
+    /// its engine state; connections through it are broken.
+    PeerRestarted {
+        /// The peer.
+        peer: usize,
+    },
 }
 
 /// A datagram to send to a peer's endpoint.
@@ -82,6 +96,8 @@ pub struct TunnelStats {
     pub sessions_initiated: u64,
     /// Responder sessions confirmed by the peer's first datagram.
     pub sessions_confirmed: u64,
+    /// Peer restarts seen (boot id changed).
+    pub peer_restarts: u64,
     /// Transport datagrams sealed.
     pub sealed: u64,
     /// Transport datagrams opened (authenticated).
@@ -106,6 +122,7 @@ impl TunnelStats {
             ("responses_sent", self.responses_sent),
             ("sessions_initiated", self.sessions_initiated),
             ("sessions_confirmed", self.sessions_confirmed),
+            ("peer_restarts", self.peer_restarts),
             ("sealed", self.sealed),
             ("opened", self.opened),
             ("keepalives_sent", self.keepalives_sent),
@@ -128,7 +145,9 @@ pub struct Tunnel {
     limiter: Limiter,
     index_state: u64,
     unix_origin: Duration,
+    boot_id: u64,
     out: VecDeque<Transmit>,
+    events: VecDeque<TunnelEvent>,
     stats: TunnelStats,
 }
 
@@ -145,7 +164,9 @@ impl Tunnel {
             limiter: Limiter::new(c.limits, now),
             index_state: c.seed,
             unix_origin: c.unix_origin,
+            boot_id: c.boot_id,
             out: VecDeque::new(),
+            events: VecDeque::new(),
             stats: TunnelStats::default(),
         })
     }
@@ -174,6 +195,21 @@ impl Tunnel {
     /// The next datagram to send.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
         self.out.pop_front()
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<TunnelEvent> {
+        self.events.pop_front()
+    }
+
+    /// Records the boot id a peer's handshake message carried.
+    fn note_boot(&mut self, peer: usize, boot_id: u64) {
+        let p = &mut self.peers[peer];
+        if p.boot_id.is_some_and(|b| b != boot_id) {
+            self.stats.peer_restarts += 1;
+            self.events.push_back(TunnelEvent::PeerRestarted { peer });
+        }
+        p.boot_id = Some(boot_id);
     }
 
     /// The earliest time [`Tunnel::handle_timeout`] has work.
@@ -252,6 +288,7 @@ impl Tunnel {
             &p.keys.psk,
             sender,
             stamp,
+            self.boot_id,
             None,
         ) {
             Ok((init, datagram)) => {
@@ -388,11 +425,11 @@ impl Tunnel {
         {
             return Err(Drop::StaleInitiation);
         }
-        let timestamp = a.timestamp;
+        let (timestamp, boot_id) = (a.timestamp, a.boot_id);
         let remote = a.sender;
         let sender = self.new_index(peer);
         let psk = self.peers[peer].keys.psk;
-        let (keys, datagram) = match handshake::respond(a, &psk, sender) {
+        let (keys, datagram) = match handshake::respond(a, &psk, sender, self.boot_id) {
             Ok(v) => v,
             Err(e) => {
                 self.free([sender]);
@@ -401,6 +438,8 @@ impl Tunnel {
         };
         let p = &mut self.peers[peer];
         p.last_timestamp = Some(timestamp);
+        self.note_boot(peer, boot_id);
+        let p = &mut self.peers[peer];
         let displaced = p.install_next(Session::new(keys, sender, remote, now, &self.timers));
         self.free(displaced);
         self.stats.responses_sent += 1;
@@ -432,7 +471,7 @@ impl Tunnel {
             .take()
             .ok_or(Drop::UnexpectedResponse)?;
         let local = pending.init.sender;
-        let keys = match handshake::read_response(pending.init, m) {
+        let (keys, boot_id) = match handshake::read_response(pending.init, m) {
             Ok(k) => k,
             Err(e) => {
                 // The initiation is spent; the retry timer starts a new one.
@@ -443,6 +482,7 @@ impl Tunnel {
                 return Err(e);
             }
         };
+        self.note_boot(peer, boot_id);
         let session = Session::new(keys, local, m.sender, now, &self.timers);
         let freed = self.peers[peer].install_current(session);
         self.free(freed);

@@ -49,13 +49,31 @@ fn vectors() -> Vec<(String, Vec<u8>)> {
     let (e_i, e_r) = (Key([0x11; 32]), Key([0x22; 32]));
     let psk = Key([0; 32]);
     let stamp = tai64n(Duration::from_secs(1_700_000_000));
-    let (init, m1) = initiate(&alice, &bob.public().unwrap(), &psk, 0x0102_0304, stamp, Some(&e_i)).unwrap();
-    let Ok(Outer::Initiation(p1)) = parse(&m1) else { panic!("initiation") };
+    let (init, m1) = initiate(
+        &alice,
+        &bob.public().unwrap(),
+        &psk,
+        0x0102_0304,
+        stamp,
+        0x1111_2222_3333_4444,
+        Some(&e_i),
+    )
+    .unwrap();
+    let Ok(Outer::Initiation(p1)) = parse(&m1) else {
+        panic!("initiation")
+    };
     let accepted = read_initiation(&bob, &p1, Some(&e_r)).unwrap();
     assert_eq!(accepted.remote, alice.public().unwrap());
-    let (keys_r, m2) = respond(accepted, &psk, 0x0a0b_0c0d).unwrap();
-    let Ok(Outer::Response(p2)) = parse(&m2) else { panic!("response") };
-    let keys_i = read_response(init, &p2).unwrap();
+    assert_eq!(
+        (accepted.timestamp, accepted.boot_id),
+        (stamp, 0x1111_2222_3333_4444)
+    );
+    let (keys_r, m2) = respond(accepted, &psk, 0x0a0b_0c0d, 0x5555_6666_7777_8888).unwrap();
+    let Ok(Outer::Response(p2)) = parse(&m2) else {
+        panic!("response")
+    };
+    let (keys_i, boot_r) = read_response(init, &p2).unwrap();
+    assert_eq!(boot_r, 0x5555_6666_7777_8888);
     let t = Timers::default();
     let mut a = Session::new(keys_i, 0x0102_0304, 0x0a0b_0c0d, Duration::ZERO, &t);
     let mut b = Session::new(keys_r, 0x0a0b_0c0d, 0x0102_0304, Duration::ZERO, &t);
@@ -64,7 +82,9 @@ fn vectors() -> Vec<(String, Vec<u8>)> {
     let empty = b.seal(&[]).unwrap();
     // Each opens on the other side.
     let open = |s: &mut Session, d: &[u8]| {
-        let Ok(Outer::Transport(x)) = parse(d) else { panic!("transport") };
+        let Ok(Outer::Transport(x)) = parse(d) else {
+            panic!("transport")
+        };
         s.open(x.counter, x.sealed, Duration::ZERO, &t).unwrap()
     };
     assert_eq!(open(&mut b, &t0), PROBE);
@@ -87,7 +107,14 @@ fn envelope_vectors_match_the_document() {
         for (name, bytes) in &computed {
             println!("{name}:");
             for chunk in bytes.chunks(16) {
-                println!("{}", chunk.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" "));
+                println!(
+                    "{}",
+                    chunk
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                );
             }
         }
     }

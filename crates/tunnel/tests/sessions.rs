@@ -4,7 +4,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use tcpnc_tunnel::{Drop, Key, Limits, PeerKeys, Received, Timers, Transmit, Tunnel, TunnelConfig};
+use tcpnc_tunnel::{
+    Drop, Key, Limits, PeerKeys, Received, Timers, Transmit, Tunnel, TunnelConfig, TunnelEvent,
+};
 
 const A_ADDR: &str = "192.0.2.1:5000";
 const B_ADDR: &str = "192.0.2.2:5000";
@@ -32,6 +34,7 @@ fn config(private: Key, peer: Key, timers: Timers, seed: u64) -> TunnelConfig {
         limits: Limits::default(),
         seed,
         unix_origin: Duration::from_secs(1_700_000_000),
+        boot_id: seed,
     }
 }
 
@@ -117,7 +120,7 @@ fn replays_tampering_truncation_and_garbage_are_dropped_unanswered() {
         assert!(p.b.receive(ms(1), addr(A_ADDR), &d[..cut]).is_err());
     }
     let mut fake_init = vec![0x21, 0, 0, 0];
-    fake_init.resize(132, 7);
+    fake_init.resize(tcpnc_tunnel::outer::INITIATION_LEN, 7);
     for junk in [&b""[..], b"\x01\x01garbage", &[0x24; 40], &fake_init] {
         assert!(p.b.receive(ms(1), addr(A_ADDR), junk).is_err());
     }
@@ -184,6 +187,8 @@ fn rekey_after_messages_and_after_time_keep_traffic_flowing() {
         before + 1,
         "rekeyed on time"
     );
+    assert_eq!(p.a.poll_event(), None, "a rekey is no restart");
+    assert_eq!(p.b.poll_event(), None);
     let (sessions, _, _) = p.a.state_size();
     assert!(sessions <= 3);
 }
@@ -238,6 +243,13 @@ fn a_restarted_peer_is_rehandshaken_within_the_dead_peer_time() {
     let t = delivered_at.expect("delivered again");
     assert!(t <= timers.dead_after + ms(200), "{t:?}");
     assert!(p.b.stats().drops.get(Drop::UnknownIndex) > 0);
+    // A learns that B restarted (another boot id); B, fresh, has nothing to compare.
+    assert_eq!(
+        p.a.poll_event(),
+        Some(TunnelEvent::PeerRestarted { peer: 0 })
+    );
+    assert_eq!(p.a.poll_event(), None);
+    assert_eq!(p.b.poll_event(), None);
 }
 
 #[test]
@@ -272,7 +284,7 @@ fn a_handshake_flood_is_rate_limited_and_state_stays_bounded() {
         let now = ms(i);
         let stamp = tcpnc_tunnel::handshake::tai64n(Duration::from_secs(1_700_000_000) + now);
         let (_, init) =
-            tcpnc_tunnel::handshake::initiate(&p.a_key, &b_pub, &psk, i as u32, stamp, None)
+            tcpnc_tunnel::handshake::initiate(&p.a_key, &b_pub, &psk, i as u32, stamp, 1, None)
                 .unwrap();
         let from: SocketAddr = format!("10.{}.{}.1:9", i % 200, i / 200).parse().unwrap();
         if p.b.receive(now, from, &init).is_ok() {
