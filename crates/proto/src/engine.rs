@@ -17,6 +17,9 @@
 //! | pure ACK | receiver half: window and delivery confirmation; suppressed, except before any peer data (handshake) and answers to probes |
 //! | probe (no payload, seq below the NC ack) | BYPASS |
 
+mod reset;
+pub use reset::RESET_MEMORY;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -41,6 +44,8 @@ pub struct Engine {
     rng: EngineRng,
     flows: BTreeMap<ConnKey, Connection>,
     out: Output,
+    /// Connections reset because the peer lost its state, and when (`engine/reset.rs`).
+    reset_conns: BTreeMap<ConnKey, Duration>,
 }
 
 impl Engine {
@@ -52,6 +57,7 @@ impl Engine {
             config,
             rng: EngineRng::new(seed),
             flows: BTreeMap::new(),
+            reset_conns: BTreeMap::new(),
         })
     }
 
@@ -160,6 +166,9 @@ impl Engine {
             return;
         };
         let (conn, _) = key.normalize();
+        if self.answer_reset_conn(now, &pkt, conn) {
+            return;
+        }
         let flags = pkt.tcp.flags;
         if flags.contains(TcpFlags::RST) {
             self.bypass_local(ip_packet);
