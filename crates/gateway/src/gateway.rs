@@ -350,6 +350,11 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     fn flush(&mut self) {
         let now = self.now();
+        while let Some(i) = self.envelope.poll_restarted() {
+            // The peer lost its coding state: connections through it cannot resume.
+            tracing::warn!(peer = %self.peers[i].peer.name, "peer restarted: resetting its connections");
+            self.peers[i].engine.reset_flows(now);
+        }
         for (i, slot) in self.peers.iter_mut().enumerate() {
             while let Some(d) = slot.engine.poll_remote() {
                 if parse_keepalive(&d).is_some() {

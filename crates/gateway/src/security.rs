@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tcpnc_tunnel::outer::{INTEGRITY_OVERHEAD, TRANSPORT_OVERHEAD};
 use tcpnc_tunnel::{
-    Drop, DropCounters, Key, Limits, PeerKeys, Received, Timers, Tunnel, TunnelConfig,
+    Drop, DropCounters, Key, Limits, PeerKeys, Received, Timers, Tunnel, TunnelConfig, TunnelEvent,
 };
 
 use crate::config::{ConfigError, Peer, RawInterface, RawPeer};
@@ -182,8 +182,10 @@ impl Envelope {
                     .iter()
                     .map(|p| PeerKeys::new(p.public_key.unwrap_or(Key([0; 32])), p.preshared_key))
                     .collect();
-                let seed =
-                    u64::from_le_bytes(Key::generate()?.0[..8].try_into().unwrap_or_default());
+                // Index seed and boot id: random per process (a restart is a new boot id).
+                let random = Key::generate()?.0;
+                let seed = u64::from_le_bytes(random[..8].try_into().unwrap_or_default());
+                let boot_id = u64::from_le_bytes(random[8..16].try_into().unwrap_or_default());
                 let config = TunnelConfig {
                     private: *private,
                     peers: keys,
@@ -191,6 +193,7 @@ impl Envelope {
                     limits: Limits::default(),
                     seed,
                     unix_origin,
+                    boot_id,
                 };
                 Ok(Envelope::Secure(Box::new(Tunnel::new(
                     config,
@@ -239,6 +242,16 @@ impl Envelope {
         match self {
             Envelope::Integrity { out, .. } => out.pop_front(),
             Envelope::Secure(t) => t.poll_transmit().map(|x| (x.peer, x.datagram)),
+        }
+    }
+
+    /// The next peer known to have restarted (lost its engine state): its boot id changed.
+    pub fn poll_restarted(&mut self) -> Option<usize> {
+        match self {
+            Envelope::Integrity { .. } => None,
+            Envelope::Secure(t) => t.poll_event().map(|e| match e {
+                TunnelEvent::PeerRestarted { peer } => peer,
+            }),
         }
     }
 

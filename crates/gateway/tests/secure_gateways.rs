@@ -267,3 +267,104 @@ fn a_client_that_changes_address_keeps_its_tunnel() {
     s.ga.stop().unwrap();
     assert_eq!(sb.peers[0].endpoint, addr(333).to_string());
 }
+
+/// A gateway that restarts (state lost) makes its peer reset every connection through it: the
+/// survivor's local TCP gets an exact RST (its next expected sequence number) at once.
+#[test]
+fn a_restarted_peer_makes_the_survivor_reset_its_connections() {
+    let net = FakeNet::new();
+    let (ka, kb) = (Key::generate().unwrap(), Key::generate().unwrap());
+    let nc = |c: String| Config::parse(&c.replace(r#"mode = "off""#, r#"mode = "nc""#)).unwrap();
+    let text = |me: &str,
+                listen: SocketAddr,
+                own: &Key,
+                peer: &Key,
+                ep: Option<SocketAddr>,
+                allowed: &str| {
+        let ep = ep
+            .map(|e| format!("endpoint = \"{e}\""))
+            .unwrap_or_default();
+        format!(
+            "[interface]\nname = \"fake\"\naddress = \"{me}\"\nlisten = \"{listen}\"\nroutes = false\nprivate_key = \"{own}\"\n[coding]\nmode = \"off\"\n[[peer]]\n{ep}\nallowed_ips = [\"{allowed}\"]\npublic_key = \"{}\"\n",
+            peer.public().unwrap()
+        )
+    };
+    let cb = nc(text(
+        "10.77.0.2/24",
+        addr(501),
+        &kb,
+        &ka,
+        None,
+        "10.77.0.1/32",
+    ));
+    let (gb, hb) = start_nc(&cb, net.bind(addr(501), 4096).unwrap());
+    let ca = nc(text(
+        "10.77.0.1/24",
+        addr(500),
+        &ka,
+        &kb,
+        Some(addr(501)),
+        "10.77.0.2/32",
+    ));
+    let (ga, ha) = start_nc(&ca, net.bind(addr(500), 4096).unwrap());
+    // Five connections, one data segment each, delivered to B's local TCP.
+    let sent = packets(5, A, B);
+    for p in &sent {
+        ha.inject.send(p.clone()).unwrap();
+    }
+    assert_eq!(recv_n(&hb, sent.len()).len(), sent.len());
+    // A restarts: its state is gone; the new process (another boot id) comes back from
+    // another address and handshakes at start-up.
+    ga.stop().unwrap();
+    drop(ha);
+    let ca2 = nc(text(
+        "10.77.0.1/24",
+        addr(502),
+        &ka,
+        &kb,
+        Some(addr(501)),
+        "10.77.0.2/32",
+    ));
+    let t0 = Instant::now();
+    let (ga2, _ha2) = start_nc(&ca2, net.bind(addr(502), 4096).unwrap());
+    let got = recv_n(&hb, sent.len());
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    let mut rsts: Vec<(u16, u32)> = got
+        .iter()
+        .map(|p| {
+            assert_eq!(p[33] & 0x04, 0x04, "an RST");
+            (
+                u16::from_be_bytes([p[20], p[21]]),
+                u32::from_be_bytes([p[24], p[25], p[26], p[27]]),
+            )
+        })
+        .collect();
+    rsts.sort();
+    let expected: Vec<(u16, u32)> = (0..5u16).map(|i| (4000 + i, u32::from(i) + 300)).collect();
+    assert_eq!(
+        rsts, expected,
+        "one exact RST per connection: seq = next byte expected"
+    );
+    let sb = gb.stop().unwrap();
+    ga2.stop().unwrap();
+    assert_eq!(sb.tunnel["peer_restarts"], 1);
+    assert_eq!(sb.peers[0].engine["totals"]["flows_reset"], 5);
+}
+
+fn start_nc(cfg: &Config, udp: FakeUdp) -> (GatewayHandle, FakeTunHandle) {
+    let (tun, handle) = fake_tun();
+    let opts = GatewayOptions {
+        interface: cfg.interface.name.clone(),
+        mode: cfg.coding.mode,
+        stats_file: None,
+        stats_interval: Duration::from_millis(100),
+        queue_packets: cfg.interface.queue_packets,
+        security: cfg.security.clone(),
+    };
+    let engines =
+        (0..cfg.peers.len()).map(|i| tcpnc_gateway::peer_engine::engine_for(cfg, i).unwrap());
+    let peers = cfg.peers.iter().cloned().zip(engines).collect();
+    let mut gw = Gateway::new(opts, tun, udp, peers).unwrap();
+    gw.probe_peers().unwrap();
+    (gw.spawn(), handle)
+}
