@@ -4,10 +4,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use clap::{Args, Subcommand};
 use tcpnc_experiment::demo;
-use tcpnc_lab::session::TunnelMode;
+use tcpnc_lab::session::{GatewayFault, GatewaySide, TunnelMode};
 use tcpnc_lab::settings::{PathSettings, TransferSettings};
 use tcpnc_lab::{Lab, guard, http, measure, progress};
 use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides, Profile};
@@ -183,9 +183,26 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
+/// `--kill-gateway`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SideArg {
+    /// The client's (data sender's) gateway.
+    Client,
+    /// The server's gateway.
+    Server,
+}
+
 /// `tcpnc lab run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
+    /// Fault injection: `kill -9` this gateway during the transfer and start it again at once
+    /// (same config and keys, state lost). The transfer must complete or both applications see
+    /// a reset within seconds (docs/gateway.md, "Restarts").
+    #[arg(long, value_enum)]
+    pub kill_gateway: Option<SideArg>,
+    /// When to kill it: seconds after the gateways started.
+    #[arg(long, default_value_t = 3.0, value_name = "SECS")]
+    pub kill_after_s: f64,
     /// plain, nc or direct.
     #[arg(long, value_enum, default_value = "nc")]
     pub mode: PathMode,
@@ -395,7 +412,20 @@ fn compare(a: CompareArgs, tunnel: TunnelArg) -> Result<()> {
 }
 
 fn run_one(a: RunArgs, tunnel: TunnelArg) -> Result<()> {
-    let lab = new_lab(tunnel)?;
+    let mut lab = new_lab(tunnel)?;
+    if let Some(side) = a.kill_gateway {
+        ensure!(
+            a.kill_after_s.is_finite() && a.kill_after_s >= 0.0,
+            "--kill-after-s must be a number of seconds >= 0"
+        );
+        lab.fault = Some(GatewayFault {
+            side: match side {
+                SideArg::Client => GatewaySide::Client,
+                SideArg::Server => GatewaySide::Server,
+            },
+            after: Duration::from_secs_f64(a.kill_after_s),
+        });
+    }
     let bar = progress::bar(!a.json);
     let m = a.mode;
     bar.set_prefix(format!("{} {}", m.name(), a.transfer.cc.name()));

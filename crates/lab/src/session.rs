@@ -5,7 +5,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -88,6 +88,8 @@ pub struct Lab {
     pub exe: PathBuf,
     /// How the gateways protect the tunnel (default: keys).
     pub tunnel: TunnelMode,
+    /// A gateway to kill and restart during each session (fault injection), if any.
+    pub fault: Option<GatewayFault>,
     dir: ScratchDir,
     runs: AtomicU32,
 }
@@ -101,6 +103,7 @@ impl Lab {
             topo,
             exe,
             tunnel: TunnelMode::default(),
+            fault: None,
             dir,
             runs: AtomicU32::new(0),
         })
@@ -157,12 +160,44 @@ pub fn wait_ready(
     })
 }
 
+/// Which gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GatewaySide {
+    /// The client's (data sender's) gateway.
+    Client,
+    /// The server's (data receiver's) gateway.
+    Server,
+}
+
+/// Fault injection: `kill -9` one gateway `after` the session started and start it again at
+/// once with the same configuration (same keys, all engine state lost). What must follow is
+/// in `docs/gateway.md` ("Restarts"): the transfer completes or both applications see a reset.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GatewayFault {
+    /// The gateway killed.
+    pub side: GatewaySide,
+    /// When, after the session started.
+    pub after: Duration,
+}
+
+/// A running gateway and what it takes to start it again.
+struct GatewayRun {
+    child: Child,
+    stats: PathBuf,
+    config: PathBuf,
+    name: &'static str,
+    ns: String,
+}
+
 /// The relay and the two gateways of one run (none in [`PathMode::Direct`]).
 pub struct Session<'a> {
     lab: &'a Lab,
     mode: PathMode,
     relay: Option<(Child, PathBuf)>,
-    gateways: Vec<(Child, PathBuf)>,
+    gateways: Vec<GatewayRun>,
+    started: Instant,
+    killed_at: Option<Instant>,
 }
 
 /// The two gateways' final stats files, read back as the gateway's own [`Snapshot`] type.
@@ -196,6 +231,8 @@ impl<'a> Session<'a> {
             mode,
             relay: None,
             gateways: Vec::new(),
+            started: Instant::now(),
+            killed_at: None,
         };
         if mode == PathMode::Direct {
             return Ok(s);
@@ -237,9 +274,17 @@ impl<'a> Session<'a> {
                 }
                 None => {}
             }
-            let gw = start_gateway(lab, name, ns, &config, &stats)?;
-            s.gateways.push((gw, stats));
+            let file = write_config(lab, name, &config)?;
+            let child = start_gateway(lab, name, ns, &file, &stats)?;
+            s.gateways.push(GatewayRun {
+                child,
+                stats,
+                config: file,
+                name,
+                ns: ns.clone(),
+            });
         }
+        s.started = Instant::now();
         Ok(s)
     }
 
@@ -256,12 +301,43 @@ impl<'a> Session<'a> {
         self.lab
     }
 
-    /// Fails if the relay or a gateway has died.
+    /// Injects the lab's fault when it is due, then fails if the relay or a gateway has died.
     pub fn check_running(&mut self) -> Result<()> {
-        for (c, _) in self.relay.iter_mut().chain(self.gateways.iter_mut()) {
+        self.inject_fault()?;
+        for (c, _) in self.relay.iter_mut() {
             c.check_running()?;
         }
+        for g in &mut self.gateways {
+            g.child.check_running()?;
+        }
         Ok(())
+    }
+
+    /// Kills and restarts the faulty gateway once its time has come.
+    fn inject_fault(&mut self) -> Result<()> {
+        let Some(f) = self.lab.fault else {
+            return Ok(());
+        };
+        if self.killed_at.is_some() || self.started.elapsed() < f.after {
+            return Ok(());
+        }
+        let i = match f.side {
+            GatewaySide::Client => 0,
+            GatewaySide::Server => 1,
+        };
+        let lab = self.lab;
+        let Some(g) = self.gateways.get_mut(i) else {
+            return Ok(());
+        };
+        g.child.kill9();
+        self.killed_at = Some(Instant::now());
+        g.child = start_gateway(lab, g.name, &g.ns, &g.config, &g.stats)?;
+        Ok(())
+    }
+
+    /// The injected fault and how long ago the gateway was killed, if it was.
+    pub fn since_fault(&self) -> Option<(GatewaySide, Duration)> {
+        Some((self.lab.fault?.side, self.killed_at?.elapsed()))
     }
 
     /// Stops the gateways and the relay (SIGTERM; they write final counters) and reads
@@ -271,9 +347,9 @@ impl<'a> Session<'a> {
             return Ok(SessionStats::default());
         }
         let mut snaps = Vec::new();
-        for (mut gw, stats) in std::mem::take(&mut self.gateways) {
-            gw.stop();
-            snaps.push(read_snapshot(&stats, gw.name())?);
+        for mut g in std::mem::take(&mut self.gateways) {
+            g.child.stop();
+            snaps.push(read_snapshot(&g.stats, g.child.name())?);
         }
         let link = match self.relay.take() {
             Some((mut relay, stats)) => {
@@ -399,19 +475,18 @@ fn start_relay(lab: &Lab, path: &PathSettings) -> Result<(Child, PathBuf)> {
     Ok((relay, stats))
 }
 
-/// Writes `config`, starts `tcpnc up` with it in `ns` and waits for its TUN and socket.
-fn start_gateway(
-    lab: &Lab,
-    name: &str,
-    ns: &str,
-    config: &RawConfig,
-    stats: &Path,
-) -> Result<Child> {
+/// Writes `config` to the scratch directory.
+fn write_config(lab: &Lab, name: &str, config: &RawConfig) -> Result<PathBuf> {
     let file = lab.file(&name.replace(' ', "-"), "toml");
     let text = config
         .to_toml()
         .map_err(|e| LabError::Invalid(e.to_string()))?;
     std::fs::write(&file, text).map_err(|e| LabError::file(&file, e))?;
+    Ok(file)
+}
+
+/// Starts `tcpnc up` with the config `file` in `ns` and waits for its TUN and socket.
+fn start_gateway(lab: &Lab, name: &str, ns: &str, file: &Path, stats: &Path) -> Result<Child> {
     let args = [
         "up".into(),
         "--config".into(),

@@ -44,8 +44,8 @@ pub struct Engine {
     rng: EngineRng,
     flows: BTreeMap<ConnKey, Connection>,
     out: Output,
-    /// Connections reset because the peer lost its state, and when (`engine/reset.rs`).
-    reset_conns: BTreeMap<ConnKey, Duration>,
+    /// Connections reset because the peer lost its state (`engine/reset.rs`).
+    reset_conns: BTreeMap<ConnKey, reset::ResetConn>,
 }
 
 impl Engine {
@@ -103,12 +103,14 @@ impl Engine {
 
     /// When `handle_timeout` must next be called.
     pub fn poll_timeout(&self) -> Option<Duration> {
-        self.flows.values().map(|f| f.deadline(&self.config)).min()
+        let flows = self.flows.values().map(|f| f.deadline(&self.config)).min();
+        [flows, self.reset_deadline()].into_iter().flatten().min()
     }
 
     /// Runs the timers due at `now`: redeliveries (§IV-C), repair probes, idle expiry,
     /// finished-flow linger.
     pub fn handle_timeout(&mut self, now: Duration) {
+        self.on_reset_timers(now);
         let keys: Vec<ConnKey> = self
             .flows
             .iter()

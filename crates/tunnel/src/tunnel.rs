@@ -202,14 +202,23 @@ impl Tunnel {
         self.events.pop_front()
     }
 
-    /// Records the boot id a peer's handshake message carried.
+    /// Records the boot id a peer's handshake message carried. A new one means the peer
+    /// restarted: the sessions it had are gone on its side, so they are dropped here too
+    /// (anything sent on them would be lost).
     fn note_boot(&mut self, peer: usize, boot_id: u64) {
         let p = &mut self.peers[peer];
-        if p.boot_id.is_some_and(|b| b != boot_id) {
+        let restarted = p.boot_id.is_some_and(|b| b != boot_id);
+        p.boot_id = Some(boot_id);
+        if restarted {
+            let old: Vec<u32> = [p.current.take(), p.previous.take()]
+                .into_iter()
+                .flatten()
+                .map(|s| s.local)
+                .collect();
+            self.free(old);
             self.stats.peer_restarts += 1;
             self.events.push_back(TunnelEvent::PeerRestarted { peer });
         }
-        p.boot_id = Some(boot_id);
     }
 
     /// The earliest time [`Tunnel::handle_timeout`] has work.
@@ -249,7 +258,13 @@ impl Tunnel {
             return;
         };
         let mut rekey = false;
-        match p.current.as_mut().filter(|s| s.can_send(now, &t)) {
+        // Without a current session, a responder's unconfirmed one is better than none (if the
+        // initiator missed our response, the datagram is lost like any other).
+        let usable = match p.current.as_ref().is_some_and(|s| s.can_send(now, &t)) {
+            true => p.current.as_mut(),
+            false => p.next.as_mut().filter(|s| s.can_send(now, &t)),
+        };
+        match usable {
             Some(s) => {
                 rekey = s.wants_rekey(now, &t);
                 if let Some(datagram) = s.seal(frame) {

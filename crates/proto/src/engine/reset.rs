@@ -14,7 +14,9 @@
 //!   anything in its window; the remote TCP answers an unacceptable segment with an ACK
 //!   (RFC 793 §3.9), which crosses the peer's fresh gateway uncoded to our local stack, whose
 //!   connection is closed by then and which answers with an exact RST (RFC 793 §3.4) that we
-//!   forward.
+//!   forward. The provoking ACK is sent again every second ([`PROVOKE_EVERY`], at most
+//!   [`PROVOKES`] times) until our local stack's RST for the connection passes, since it may be
+//!   lost, or sent before the peer's new session is confirmed.
 
 use std::time::Duration;
 
@@ -25,6 +27,19 @@ use crate::tcp::{ConnKey, IpParams, SegmentFields, TcpFlags, TcpPacket, build_se
 
 /// How long a reset connection is remembered (its local segments answered with RSTs).
 pub const RESET_MEMORY: Duration = Duration::from_secs(60);
+/// Interval of the provoking ACKs.
+pub const PROVOKE_EVERY: Duration = Duration::from_secs(1);
+/// Most provoking ACKs per connection.
+pub const PROVOKES: u8 = 10;
+
+/// A reset connection: when, and the provoking ACK still to repeat.
+#[derive(Debug)]
+pub(super) struct ResetConn {
+    at: Duration,
+    provoke: Vec<u8>,
+    next: Duration,
+    left: u8,
+}
 
 impl Engine {
     /// Resets every connection (see the module documentation) and forgets their state.
@@ -32,43 +47,48 @@ impl Engine {
         self.forget_old_resets(now);
         let conns: Vec<ConnKey> = self.flows.keys().copied().collect();
         for conn in conns {
-            let Some(flow) = self.flows.get(&conn) else {
-                continue;
+            self.reset_one(conn, now);
+        }
+    }
+
+    fn reset_one(&mut self, conn: ConnKey, now: Duration) {
+        let Some(flow) = self.flows.get(&conn) else {
+            return;
+        };
+        let to_local = flow_key(&flow.out_id).reversed();
+        let local_next = flow.receiver.next_remote_seq();
+        // Half the sequence space away from the local TCP's ISN: outside any window.
+        let provoke_seq = flow
+            .local_isn
+            .unwrap_or_else(|| local_next.unwrap_or(0))
+            .wrapping_add(0x8000_0000);
+        let ip = IpParams::default();
+        if let Some(seq) = local_next
+            && let Ok(rst) = build_segment(&to_local, &rst_fields(seq), &[], &[], &ip)
+        {
+            self.out.deliver_local(rst, None);
+            self.out.stats.resets_sent += 1;
+        }
+        let fields = SegmentFields {
+            seq: provoke_seq,
+            ack: local_next.unwrap_or(0),
+            flags: TcpFlags::ACK,
+            window: 0,
+            urgent: 0,
+        };
+        let provoke =
+            build_segment(&to_local.reversed(), &fields, &[], &[], &ip).unwrap_or_default();
+        self.out.bypass(&provoke);
+        self.remove_flow(&conn, CloseReason::Reset);
+        self.out.stats.flows_reset += 1;
+        if self.reset_conns.len() < self.config.limits.max_flows {
+            let r = ResetConn {
+                at: now,
+                provoke,
+                next: now + PROVOKE_EVERY,
+                left: PROVOKES - 1,
             };
-            let to_local = flow_key(&flow.out_id).reversed();
-            let local_next = flow.receiver.next_remote_seq();
-            let provoke_seq = flow
-                .local_isn
-                .unwrap_or_else(|| local_next.unwrap_or(0))
-                .wrapping_add(0x8000_0000);
-            if let Some(seq) = local_next
-                && let Ok(rst) =
-                    build_segment(&to_local, &rst_fields(seq), &[], &[], &IpParams::default())
-            {
-                self.out.deliver_local(rst, None);
-                self.out.stats.resets_sent += 1;
-            }
-            let fields = SegmentFields {
-                seq: provoke_seq,
-                ack: local_next.unwrap_or(0),
-                flags: TcpFlags::ACK,
-                window: 0,
-                urgent: 0,
-            };
-            if let Ok(probe) = build_segment(
-                &to_local.reversed(),
-                &fields,
-                &[],
-                &[],
-                &IpParams::default(),
-            ) {
-                self.out.bypass(&probe);
-            }
-            self.remove_flow(&conn, CloseReason::Reset);
-            self.out.stats.flows_reset += 1;
-            if self.reset_conns.len() < self.config.limits.max_flows {
-                self.reset_conns.insert(conn, now);
-            }
+            self.reset_conns.insert(conn, r);
         }
     }
 
@@ -110,7 +130,37 @@ impl Engine {
 
     fn forget_old_resets(&mut self, now: Duration) {
         self.reset_conns
-            .retain(|_, at| now.saturating_sub(*at) < RESET_MEMORY);
+            .retain(|_, r| now.saturating_sub(r.at) < RESET_MEMORY);
+    }
+
+    /// When a provoking ACK is due or a reset connection is forgotten.
+    pub(super) fn reset_deadline(&self) -> Option<Duration> {
+        self.reset_conns
+            .values()
+            .map(|r| {
+                if r.left > 0 {
+                    r.next
+                } else {
+                    r.at + RESET_MEMORY
+                }
+            })
+            .min()
+    }
+
+    /// Repeats the provoking ACKs that are due; forgets old resets.
+    pub(super) fn on_reset_timers(&mut self, now: Duration) {
+        self.forget_old_resets(now);
+        let mut due = Vec::new();
+        for r in self.reset_conns.values_mut() {
+            if r.left > 0 && r.next <= now {
+                r.left -= 1;
+                r.next = now + PROVOKE_EVERY;
+                due.push(r.provoke.clone());
+            }
+        }
+        for p in due {
+            self.out.bypass(&p);
+        }
     }
 }
 
