@@ -7,8 +7,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail, ensure};
 use clap::{Args, Subcommand};
 use tcpnc_experiment::demo;
-use tcpnc_lab::session::{GatewayFault, GatewaySide, TunnelMode};
+use tcpnc_lab::fault::{GatewayFault, GatewaySide};
 use tcpnc_lab::settings::{PathSettings, TransferSettings};
+use tcpnc_lab::tunnel_mode::TunnelMode;
 use tcpnc_lab::{Lab, guard, http, measure, progress};
 use tcpnc_settings::{CongestionControl, PathMode, PolicyOverrides, Profile};
 

@@ -4,7 +4,7 @@
 //! [`RawConfig::validate`] turns it into a typed [`Config`], naming the offending key and the
 //! reason for every rejection. See `docs/gateway.md` for the reference and an example.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -12,7 +12,7 @@ use tcpnc_proto::settings::{CodingMode, Policies, PolicyOverrides};
 use tcpnc_wire::{OUTER_HEADER_V4, OUTER_HEADER_V6};
 use thiserror::Error;
 
-use crate::cidr::Cidr;
+use crate::cidr::{Cidr, first_host, max_prefix};
 use crate::security::{self, Security};
 use tcpnc_tunnel::Key;
 
@@ -435,17 +435,6 @@ impl RawInterface {
             stats_file,
             queue_packets,
         })
-    }
-}
-
-fn max_prefix(addr: IpAddr) -> u8 {
-    if addr.is_ipv4() { 32 } else { 128 }
-}
-
-fn first_host(addr: IpAddr) -> IpAddr {
-    match addr {
-        IpAddr::V4(a) => IpAddr::V4((u32::from(a) | 1).into()),
-        IpAddr::V6(a) => IpAddr::V6((u128::from(a) | 1).into()),
     }
 }
 

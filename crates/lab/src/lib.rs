@@ -13,6 +13,7 @@
 
 pub mod child;
 pub mod error;
+pub mod fault;
 pub mod guard;
 pub mod http;
 pub mod iperf;
@@ -26,6 +27,7 @@ pub mod tcpinfo;
 pub mod topo;
 pub mod traffic;
 pub mod transfer;
+pub mod tunnel_mode;
 
 pub use error::{LabError, Result};
 pub use measure::{Comparison, Measurement, compare, measure};

@@ -19,11 +19,11 @@ use tcpnc_gateway::stats::Snapshot;
 use tcpnc_link::LossModel;
 use tcpnc_relay::RelayArgs;
 use tcpnc_settings::CodingMode;
-use tcpnc_tunnel::Key;
-use tcpnc_tunnel::outer::{INTEGRITY_OVERHEAD, TRANSPORT_OVERHEAD};
 
+use crate::fault::{GatewayFault, GatewaySide};
 use crate::settings::{PathMode, PathSettings, PolicyOverrides};
 use crate::topo::{self, Topology};
+use crate::tunnel_mode::{TunnelMode, session_keys, tun_mtu};
 
 /// Tunnel address of the client gateway's TUN.
 pub const TUN_CLI: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 1);
@@ -31,32 +31,6 @@ pub const TUN_CLI: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 1);
 pub const TUN_SRV: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 2);
 /// TUN device name in both host namespaces.
 pub const TUN_DEV: &str = "nc0";
-/// TUN MTU: the path's 1500 B less the outer IPv4/UDP header (28 B), the tunnel envelope
-/// (32 B with keys, 5 B insecure) and the BYPASS preamble (2 B), so that an uncoded packet
-/// (plain mode, SYN, non-TCP) still fits one datagram: 1438 B secure, 1465 B insecure. In nc
-/// mode the gateways' MSS clamp (the NC header at n = W) lowers TCP's MSS further.
-pub fn tun_mtu(tunnel: TunnelMode) -> u16 {
-    let envelope = match tunnel {
-        TunnelMode::Secure => TRANSPORT_OVERHEAD,
-        TunnelMode::Insecure => INTEGRITY_OVERHEAD,
-    };
-    (1500 - 28 - 2 - envelope) as u16
-}
-
-/// How the lab's two gateways protect their tunnel.
-///
-/// The lab defaults to [`TunnelMode::Secure`]: it runs what an operator deploys (keys,
-/// encrypted and authenticated datagrams), and at the lab's rates the AEAD costs nothing
-/// measurable (`docs/lab.md`); `insecure` (CRC-32C only) remains for comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TunnelMode {
-    /// Fresh Curve25519 keys for both gateways on every session; Noise IKpsk2 sessions.
-    #[default]
-    Secure,
-    /// `insecure = true`: integrity checks only.
-    Insecure,
-}
 /// UDP port of both gateways.
 pub const GATEWAY_PORT: u16 = 51820;
 /// UDP port of the relay's A (client-facing) socket.
@@ -158,27 +132,6 @@ pub fn wait_ready(
         },
         e => e,
     })
-}
-
-/// Which gateway.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GatewaySide {
-    /// The client's (data sender's) gateway.
-    Client,
-    /// The server's (data receiver's) gateway.
-    Server,
-}
-
-/// Fault injection: `kill -9` one gateway `after` the session started and start it again at
-/// once with the same configuration (same keys, all engine state lost). What must follow is
-/// in `docs/gateway.md` ("Restarts"): the transfer completes or both applications see a reset.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct GatewayFault {
-    /// The gateway killed.
-    pub side: GatewaySide,
-    /// When, after the session started.
-    pub after: Duration,
 }
 
 /// A running gateway and what it takes to start it again.
@@ -425,38 +378,6 @@ fn ge_of(loss: f64, burst: f64) -> String {
         // PathSettings::validate keeps loss in [0, 1) and burst >= 1.
         _ => format!("0,{}", 1.0 / burst),
     }
-}
-
-/// With keys: a fresh private key per gateway, written (mode 0600) to the scratch directory,
-/// and the two public keys.
-fn session_keys(lab: &Lab) -> Result<Option<([PathBuf; 2], [Key; 2])>> {
-    if lab.tunnel == TunnelMode::Insecure {
-        return Ok(None);
-    }
-    let key = |side: &str| -> Result<(PathBuf, Key)> {
-        let private = Key::generate().map_err(|e| LabError::Invalid(e.to_string()))?;
-        let public = private
-            .public()
-            .map_err(|e| LabError::Invalid(e.to_string()))?;
-        let file = lab.file(&format!("{side}-gateway"), "key");
-        write_private(&file, &private)?;
-        Ok((file, public))
-    };
-    let (cf, cp) = key("client")?;
-    let (sf, sp) = key("server")?;
-    Ok(Some(([cf, sf], [cp, sp])))
-}
-
-fn write_private(file: &Path, key: &Key) -> Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(file)
-        .map_err(|e| LabError::file(file, e))?;
-    writeln!(f, "{key}").map_err(|e| LabError::file(file, e))
 }
 
 /// Starts the relay in the emulator namespace and waits until both its sockets are bound.

@@ -22,13 +22,20 @@ fn handshake(a: &Key, b: &Key) -> (Session, Session) {
     let psk = Key([0; 32]);
     let stamp = tai64n(Duration::from_secs(1_700_000_000));
     let (init, m1) = initiate(a, &b.public().unwrap(), &psk, 1, stamp, 1, None).unwrap();
-    let Ok(Outer::Initiation(p1)) = parse(&m1) else { unreachable!() };
+    let Ok(Outer::Initiation(p1)) = parse(&m1) else {
+        unreachable!()
+    };
     let acc = read_initiation(b, &p1, None).unwrap();
     let (kb, m2) = respond(acc, &psk, 2, 2).unwrap();
-    let Ok(Outer::Response(p2)) = parse(&m2) else { unreachable!() };
+    let Ok(Outer::Response(p2)) = parse(&m2) else {
+        unreachable!()
+    };
     let (ka, _) = read_response(init, &p2).unwrap();
     let t = Timers::default();
-    (Session::new(ka, 1, 2, Duration::ZERO, &t), Session::new(kb, 2, 1, Duration::ZERO, &t))
+    (
+        Session::new(ka, 1, 2, Duration::ZERO, &t),
+        Session::new(kb, 2, 1, Duration::ZERO, &t),
+    )
 }
 
 fn bench(c: &mut Criterion) {
@@ -38,12 +45,16 @@ fn bench(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("envelope_{size}B"));
         g.throughput(Throughput::Bytes(size as u64));
         let (mut a, _) = sessions();
-        g.bench_function("seal_aead", |bch| bch.iter(|| a.seal(black_box(&frame)).unwrap()));
+        g.bench_function("seal_aead", |bch| {
+            bch.iter(|| a.seal(black_box(&frame)).unwrap())
+        });
         let (mut a, mut b) = sessions();
         g.bench_function("seal_open_aead", |bch| {
             bch.iter(|| {
                 let d = a.seal(black_box(&frame)).unwrap();
-                let Ok(Outer::Transport(x)) = parse(&d) else { unreachable!() };
+                let Ok(Outer::Transport(x)) = parse(&d) else {
+                    unreachable!()
+                };
                 b.open(x.counter, x.sealed, Duration::ZERO, &t).unwrap()
             })
         });
@@ -56,7 +67,9 @@ fn bench(c: &mut Criterion) {
         g.finish();
     }
     let (ka, kb) = (Key::generate().unwrap(), Key::generate().unwrap());
-    c.bench_function("handshake_both_messages", |bch| bch.iter(|| handshake(&ka, &kb)));
+    c.bench_function("handshake_both_messages", |bch| {
+        bch.iter(|| handshake(&ka, &kb))
+    });
 }
 
 criterion_group!(benches, bench);
