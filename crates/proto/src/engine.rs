@@ -18,7 +18,7 @@
 //! | probe (no payload, seq below the NC ack) | BYPASS |
 
 mod reset;
-pub use reset::RESET_MEMORY;
+pub use reset::{PROVOKE_EVERY, PROVOKES, RESET_MEMORY};
 
 use std::collections::BTreeMap;
 use std::time::Duration;

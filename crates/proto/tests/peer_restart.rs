@@ -159,3 +159,31 @@ fn later_local_segments_of_a_reset_connection_get_exact_rsts() {
     );
     assert!(locals(&mut a).is_empty());
 }
+
+/// The provoking ACK is repeated every second (it may be lost, or sent before the peer's new
+/// session is confirmed) until the local stack's RST for the connection passes.
+#[test]
+fn the_provoking_ack_is_repeated_until_the_local_rst_passes() {
+    let (mut a, _b) = connected();
+    a.reset_flows(ms(0));
+    locals(&mut a);
+    assert!(a.poll_transmit().is_some());
+    assert_eq!(a.poll_timeout(), Some(tcpnc_proto::engine::PROVOKE_EVERY));
+    a.handle_timeout(ms(1000));
+    let again = a.poll_transmit().expect("repeated");
+    assert!(matches!(FrameRepr::parse(&again), Ok(FrameRepr::Bypass(_))));
+    // The local stack's RST (its answer to the remote TCP's ACK) is forwarded and ends it.
+    let rst = segment(
+        &client_to_server(),
+        C_ISN + 201,
+        0,
+        TcpFlags::RST,
+        0,
+        &[],
+        &[],
+    );
+    a.handle_local(ms(1100), &rst);
+    assert!(a.poll_transmit().is_some(), "the RST is forwarded");
+    a.handle_timeout(ms(5000));
+    assert!(a.poll_transmit().is_none(), "no more provoking ACKs");
+}
