@@ -63,6 +63,9 @@ pub enum LabCommand {
     /// (internal) The built-in sender.
     #[command(hide = true)]
     Source(SourceArgs),
+    /// (internal) The spoofing attacker of `lab run --spoof-s`.
+    #[command(hide = true)]
+    Spoof(SpoofArgs),
 }
 
 /// The emulated path.
@@ -204,6 +207,11 @@ pub struct RunArgs {
     /// When to kill it: seconds after the gateways started.
     #[arg(long, default_value_t = 3.0, value_name = "SECS")]
     pub kill_after_s: f64,
+    /// Attack: for this many seconds from the start, a host on the path captures the datagrams
+    /// sent to the server gateway and sends it replayed, bit-flipped, truncated and garbage
+    /// copies of each from its own address; its report is the result's `spoof`.
+    #[arg(long, value_name = "SECS")]
+    pub spoof_s: Option<f64>,
     /// plain, nc or direct.
     #[arg(long, value_enum, default_value = "nc")]
     pub mode: PathMode,
@@ -294,6 +302,20 @@ pub struct SinkArgs {
     pub progress: bool,
 }
 
+/// `tcpnc lab spoof`.
+#[derive(Debug, Clone, Args)]
+pub struct SpoofArgs {
+    /// The gateway attacked (UDP address).
+    #[arg(long)]
+    pub target: std::net::SocketAddrV4,
+    /// How long to capture and forge, seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration_s: f64,
+    /// Most datagrams captured (each forged four ways).
+    #[arg(long, default_value_t = 5000)]
+    pub max_captured: u64,
+}
+
 /// `tcpnc lab source`.
 #[derive(Debug, Clone, Args)]
 pub struct SourceArgs {
@@ -365,6 +387,11 @@ pub fn run(args: LabArgs) -> Result<()> {
             }
             Ok(())
         }
+        LabCommand::Spoof(a) => std::process::exit(tcpnc_lab::spoof_main(
+            a.target,
+            secs(a.duration_s)?,
+            a.max_captured,
+        )),
         LabCommand::Compare(a) => compare(a, args.tunnel),
         LabCommand::Run(a) => run_one(a, args.tunnel),
         LabCommand::Demo(a) => {
@@ -414,6 +441,9 @@ fn compare(a: CompareArgs, tunnel: TunnelArg) -> Result<()> {
 
 fn run_one(a: RunArgs, tunnel: TunnelArg) -> Result<()> {
     let mut lab = new_lab(tunnel)?;
+    if let Some(s) = a.spoof_s {
+        lab.spoof = Some(secs(s)?);
+    }
     if let Some(side) = a.kill_gateway {
         ensure!(
             a.kill_after_s.is_finite() && a.kill_after_s >= 0.0,

@@ -136,3 +136,58 @@ fn a_gateway_killed_and_restarted_mid_transfer_never_stalls() {
         assert!(times.iter().all(|t| *t < 10.0), "{side}: {err}");
     }
 }
+
+/// A host on the path captures every datagram sent to the server gateway and sends replayed,
+/// bit-flipped, truncated and garbage copies of each from its own address during a transfer:
+/// the transfer is intact, no forged datagram is opened (the server opened no more datagrams
+/// than the client sealed, and its engine got exactly the opened ones), none is answered, and
+/// the server's endpoint for the client does not move.
+#[test]
+fn a_spoofing_host_gets_nothing_in_and_nothing_back() {
+    if !lab_capable("a_spoofing_host_gets_nothing_in_and_nothing_back") {
+        return;
+    }
+    let v = json_of(&tcpnc(&[
+        "lab",
+        "run",
+        "--bytes",
+        "20MB",
+        "--loss",
+        "0.02",
+        "--spoof-s",
+        "6",
+        "--timeout-s",
+        "90",
+        "--json",
+    ]));
+    assert_eq!(v["integrity_ok"], true);
+    let spoof = &v["spoof"];
+    let sent = spoof["sent"].as_u64().unwrap();
+    assert!(sent > 1000, "{spoof}");
+    assert_eq!(
+        spoof["answers"], 0,
+        "a forged datagram was answered: {spoof}"
+    );
+    let (client, server) = (&v["gateways"]["client"], &v["gateways"]["server"]);
+    let opened = server["tunnel"]["opened"].as_u64().unwrap();
+    assert!(opened <= client["tunnel"]["sealed"].as_u64().unwrap());
+    let empty = server["tunnel"]["keepalives_received"].as_u64().unwrap();
+    let engine_in = server["peers"][0]["engine"]["totals"]["datagrams_received"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        engine_in,
+        opened - empty,
+        "only opened datagrams reach the engine"
+    );
+    let drops = sum_drops(&server["tunnel"]);
+    assert!(
+        drops as f64 >= 0.9 * sent as f64,
+        "{drops} of {sent}: {}",
+        server["tunnel"]
+    );
+    assert_eq!(
+        server["peers"][0]["endpoint"], "10.201.2.2:7002",
+        "the relay, not the spoofer"
+    );
+}

@@ -64,6 +64,8 @@ pub struct Lab {
     pub tunnel: TunnelMode,
     /// A gateway to kill and restart during each session (fault injection), if any.
     pub fault: Option<GatewayFault>,
+    /// Run a spoofing attacker (`crate::spoof`) against the server gateway for this long.
+    pub spoof: Option<Duration>,
     dir: ScratchDir,
     runs: AtomicU32,
 }
@@ -78,6 +80,7 @@ impl Lab {
             exe,
             tunnel: TunnelMode::default(),
             fault: None,
+            spoof: None,
             dir,
             runs: AtomicU32::new(0),
         })
@@ -149,6 +152,7 @@ pub struct Session<'a> {
     mode: PathMode,
     relay: Option<(Child, PathBuf)>,
     gateways: Vec<GatewayRun>,
+    spoofer: Option<Child>,
     started: Instant,
     killed_at: Option<Instant>,
 }
@@ -169,6 +173,8 @@ pub struct SessionStats {
     pub gateways: Option<GatewayStats>,
     /// The relay's counters.
     pub link: Option<Value>,
+    /// The spoofer's report (`crate::spoof::SpoofReport`), when one ran.
+    pub spoof: Option<Value>,
 }
 
 impl<'a> Session<'a> {
@@ -184,6 +190,7 @@ impl<'a> Session<'a> {
             mode,
             relay: None,
             gateways: Vec::new(),
+            spoofer: None,
             started: Instant::now(),
             killed_at: None,
         };
@@ -236,6 +243,19 @@ impl<'a> Session<'a> {
                 name,
                 ns: ns.clone(),
             });
+        }
+        if let Some(d) = lab.spoof {
+            let target = format!("{}:{GATEWAY_PORT}", topo::SRV_ADDR);
+            let args = [
+                "lab",
+                "spoof",
+                "--target",
+                &target,
+                "--duration-s",
+                &d.as_secs_f64().to_string(),
+            ];
+            let args: Vec<String> = args.map(String::from).to_vec();
+            s.spoofer = Some(lab.spawn("spoofer", &t.emu, &args)?);
         }
         s.started = Instant::now();
         Ok(s)
@@ -299,6 +319,10 @@ impl<'a> Session<'a> {
         if self.mode == PathMode::Direct {
             return Ok(SessionStats::default());
         }
+        let spoof = match self.spoofer.take() {
+            Some(mut c) => Some(spoof_report(&mut c)?),
+            None => None,
+        };
         let mut snaps = Vec::new();
         for mut g in std::mem::take(&mut self.gateways) {
             g.child.stop();
@@ -316,8 +340,34 @@ impl<'a> Session<'a> {
             (Some(client), Some(server)) => Some(GatewayStats { client, server }),
             _ => None,
         };
-        Ok(SessionStats { gateways, link })
+        Ok(SessionStats {
+            gateways,
+            link,
+            spoof,
+        })
     }
+}
+
+/// Waits (at most 30 s) for the spoofer's one-line JSON report.
+fn spoof_report(c: &mut Child) -> Result<Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        match c.poll_line(Duration::from_millis(100)) {
+            crate::child::Line::Text(l) => {
+                return serde_json::from_str(&l).map_err(|e| LabError::Report {
+                    who: "spoofer".into(),
+                    detail: e.to_string(),
+                });
+            }
+            crate::child::Line::Closed => break,
+            crate::child::Line::Nothing => {}
+        }
+    }
+    c.stop();
+    Err(LabError::Child {
+        what: "the spoofer gave no report".into(),
+        log: c.log_tail(),
+    })
 }
 
 /// A gateway's stats file as the gateway's [`Snapshot`]: a renamed or retyped field fails here.
