@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tcpnc_gateway::Config;
+use tcpnc_gateway::security::{INSECURE_WARNING, Security};
 use tcpnc_gateway::up::{UpOptions, up};
 
 /// Arguments of `tcpnc up`.
@@ -28,6 +29,9 @@ pub struct UpArgs {
 pub fn run(args: &UpArgs) -> Result<()> {
     let config = Config::load(&args.config)
         .with_context(|| format!("bad config {}", args.config.display()))?;
+    if config.security == Security::Insecure {
+        eprintln!("tcpnc up: warning: {INSECURE_WARNING}");
+    }
     if args.check {
         println!(
             "{}: ok ({} peer(s), coding {:?})",

@@ -360,12 +360,6 @@ impl RawConfig {
 
 impl RawInterface {
     fn validate(self) -> Result<Interface, ConfigError> {
-        if self.insecure == Some(true) {
-            tracing::warn!(
-                "insecure = true: the tunnel has integrity checks (CRC-32C) but no authentication \
-                 or encryption; use keys on any path you do not fully control"
-            );
-        }
         let name = self.name.trim().to_string();
         if name.is_empty() || name.len() > 15 {
             return Err(ConfigError::invalid(

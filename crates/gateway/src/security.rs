@@ -20,6 +20,11 @@ use tcpnc_tunnel::{
 
 use crate::config::{ConfigError, Peer, RawInterface, RawPeer};
 
+/// What `tcpnc up` prints when a config has `insecure = true`.
+pub const INSECURE_WARNING: &str = "insecure = true: the tunnel checks integrity (CRC-32C) but has \
+     no authentication and no encryption; anyone who can send to it can inject traffic. Use keys \
+     (tcpnc genkey) on any path you do not fully control";
+
 /// How the tunnel is protected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Security {

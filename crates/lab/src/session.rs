@@ -226,13 +226,10 @@ impl<'a> Session<'a> {
             let stats = lab.file(&name.replace(' ', "-"), "json");
             let mut config = gateway_config(mode, coding, path, &addrs, &stats);
             config.interface.mtu = Some(tun_mtu(lab.tunnel));
-            match &keys {
-                Some((files, publics)) => {
-                    config.interface.insecure = None;
-                    config.interface.private_key_file = Some(files[i].display().to_string());
-                    config.peer[0].public_key = Some(publics[1 - i].to_string());
-                }
-                None => {}
+            if let Some((files, publics)) = &keys {
+                config.interface.insecure = None;
+                config.interface.private_key_file = Some(files[i].display().to_string());
+                config.peer[0].public_key = Some(publics[1 - i].to_string());
             }
             let file = write_config(lab, name, &config)?;
             let child = start_gateway(lab, name, ns, &file, &stats)?;

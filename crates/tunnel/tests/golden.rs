@@ -31,7 +31,7 @@ fn blocks() -> Vec<(String, Vec<u8>)> {
         let mut bytes = Vec::new();
         for l in lines.by_ref().take_while(|l| l.trim() != "```") {
             let data = l.split('#').next().unwrap_or("");
-            bytes.extend(data.split_whitespace().flat_map(|t| hex(t)));
+            bytes.extend(data.split_whitespace().flat_map(hex));
         }
         out.push((name.to_string(), bytes));
     }
