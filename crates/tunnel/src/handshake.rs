@@ -69,9 +69,20 @@ fn noise(e: snow::Error) -> KeyError {
     KeyError::Noise(e.to_string())
 }
 
+/// The crypto of `snow`: `ring`'s assembly ChaCha20-Poly1305 where it has one, `snow`'s own
+/// implementations (Curve25519, BLAKE2s, and ChaCha20-Poly1305 as fallback) for the rest.
+/// Both implement RFC 8439, so the bytes are the same (the golden vectors check it).
+fn resolver() -> snow::resolvers::BoxedCryptoResolver {
+    use snow::resolvers::{DefaultResolver, FallbackResolver, RingResolver};
+    Box::new(FallbackResolver::new(
+        Box::new(RingResolver),
+        Box::new(DefaultResolver),
+    ))
+}
+
 fn builder<'a>(local: &'a Key) -> Result<Builder<'a>, KeyError> {
     let params = NOISE_PARAMS.parse().map_err(noise)?;
-    Builder::new(params)
+    Builder::with_resolver(params, resolver())
         .local_private_key(&local.0)
         .and_then(|b| b.prologue(PROLOGUE))
         .map_err(noise)
