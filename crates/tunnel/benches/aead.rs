@@ -2,7 +2,7 @@
 //! (ChaCha20-Poly1305 via snow, plus the header and the replay window) against the integrity
 //! mode's CRC-32C, at 64 B and at a full 1400 B frame; and one handshake (both messages).
 //!
-//! `cargo bench -p tcpnc-tunnel`; figures in docs/gateway.md ("Security: cost").
+//! `cargo bench -p tcpnc-tunnel`; figures in docs/lab.md ("Tunnel security: what it costs").
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! What each kind of unauthenticated datagram costs a gateway with keys, per datagram: garbage,
 //! a replayed or forged transport datagram, a handshake initiation without our public key
 //! (bad mac1), and a well-formed initiation over the rate limit; against an authenticated one.
-//! With these costs a flood's share of one core is rate × cost (docs/gateway.md, "Under attack").
+//! With these costs a flood's share of one core is rate × cost (docs/lab.md, "Tunnel security: what it costs").
 //!
 //! `cargo bench -p tcpnc-tunnel --bench flood`.
 
