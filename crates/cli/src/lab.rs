@@ -4,10 +4,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use clap::{Args, Subcommand};
 use tcpnc_experiment::demo;
+use tcpnc_lab::fault::{GatewayFault, GatewaySide};
 use tcpnc_lab::settings::{PathSettings, TransferSettings};
+use tcpnc_lab::tunnel_mode::TunnelMode;
 use tcpnc_lab::{Lab, guard, http, measure, progress};
 use tcpnc_settings::{
     CongestionControl, PathMode, PathOverrides, PathSpec, PolicyOverrides, Profile,
@@ -16,9 +18,31 @@ use tcpnc_settings::{
 /// Arguments of `tcpnc lab`.
 #[derive(Debug, Clone, Args)]
 pub struct LabArgs {
+    /// How the gateways protect the tunnel: secure (fresh keys, Noise + ChaCha20-Poly1305;
+    /// the default, what a deployment runs) or insecure (CRC-32C integrity only).
+    #[arg(long, global = true, value_enum, default_value_t = TunnelArg::Secure)]
+    pub tunnel: TunnelArg,
     /// What to do.
     #[command(subcommand)]
     pub command: LabCommand,
+}
+
+/// `--tunnel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TunnelArg {
+    /// Keys: authenticated encryption.
+    Secure,
+    /// `insecure = true`: integrity checks only.
+    Insecure,
+}
+
+impl From<TunnelArg> for TunnelMode {
+    fn from(t: TunnelArg) -> Self {
+        match t {
+            TunnelArg::Secure => TunnelMode::Secure,
+            TunnelArg::Insecure => TunnelMode::Insecure,
+        }
+    }
 }
 
 /// `tcpnc lab` subcommands.
@@ -41,6 +65,9 @@ pub enum LabCommand {
     /// (internal) The built-in sender.
     #[command(hide = true)]
     Source(SourceArgs),
+    /// (internal) The spoofing attacker of `lab run --spoof-s`.
+    #[command(hide = true)]
+    Spoof(SpoofArgs),
 }
 
 /// The emulated path: the lab's ([`PathSpec::lab`]) with the keys given.
@@ -130,9 +157,31 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
+/// `--kill-gateway`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SideArg {
+    /// The client's (data sender's) gateway.
+    Client,
+    /// The server's gateway.
+    Server,
+}
+
 /// `tcpnc lab run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
+    /// Fault injection: `kill -9` this gateway during the transfer and start it again at once
+    /// (same config and keys, state lost). The transfer must complete or both applications see
+    /// a reset within seconds (docs/gateway.md, "Restarts").
+    #[arg(long, value_enum)]
+    pub kill_gateway: Option<SideArg>,
+    /// When to kill it: seconds after the gateways started.
+    #[arg(long, default_value_t = 3.0, value_name = "SECS")]
+    pub kill_after_s: f64,
+    /// Attack: for this many seconds from the start, a host on the path captures the datagrams
+    /// sent to the server gateway and sends it replayed, bit-flipped, truncated and garbage
+    /// copies of each from its own address; its report is the result's `spoof`.
+    #[arg(long, value_name = "SECS")]
+    pub spoof_s: Option<f64>,
     /// plain, nc or direct.
     #[arg(long, value_enum, default_value = "nc")]
     pub mode: PathMode,
@@ -223,6 +272,20 @@ pub struct SinkArgs {
     pub progress: bool,
 }
 
+/// `tcpnc lab spoof`.
+#[derive(Debug, Clone, Args)]
+pub struct SpoofArgs {
+    /// The gateway attacked (UDP address).
+    #[arg(long)]
+    pub target: std::net::SocketAddrV4,
+    /// How long to capture and forge, seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration_s: f64,
+    /// Most datagrams captured (each forged four ways).
+    #[arg(long, default_value_t = 5000)]
+    pub max_captured: u64,
+}
+
 /// `tcpnc lab source`.
 #[derive(Debug, Clone, Args)]
 pub struct SourceArgs {
@@ -253,9 +316,11 @@ fn secs(s: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(s).context("--timeout-s must be a positive number of seconds")
 }
 
-fn new_lab() -> Result<Lab> {
+fn new_lab(tunnel: TunnelArg) -> Result<Lab> {
     guard::require_root()?;
-    Ok(Lab::new(tcpnc_lab::tcpnc_exe()?)?)
+    let mut lab = Lab::new(tcpnc_lab::tcpnc_exe()?)?;
+    lab.tunnel = tunnel.into();
+    Ok(lab)
 }
 
 /// Runs `tcpnc lab`.
@@ -292,15 +357,29 @@ pub fn run(args: LabArgs) -> Result<()> {
             }
             Ok(())
         }
-        LabCommand::Compare(a) => compare(a),
-        LabCommand::Run(a) => run_one(a),
-        LabCommand::Demo(a) => run_demo(a),
-        LabCommand::Http(a) => run_http(a),
+        LabCommand::Spoof(a) => std::process::exit(tcpnc_lab::spoof_main(
+            a.target,
+            secs(a.duration_s)?,
+            a.max_captured,
+        )),
+        LabCommand::Compare(a) => compare(a, args.tunnel),
+        LabCommand::Run(a) => run_one(a, args.tunnel),
+        LabCommand::Demo(a) => {
+            // The demo's runs go through the experiment crate's lab backend, which uses the
+            // lab's default tunnel (keys).
+            if args.tunnel != TunnelArg::Secure {
+                bail!(
+                    "tcpnc lab demo runs with the secure tunnel only; use lab run/compare --tunnel insecure"
+                );
+            }
+            run_demo(a)
+        }
+        LabCommand::Http(a) => run_http(a, args.tunnel),
     }
 }
 
-fn compare(a: CompareArgs) -> Result<()> {
-    let lab = new_lab()?;
+fn compare(a: CompareArgs, tunnel: TunnelArg) -> Result<()> {
+    let lab = new_lab(tunnel)?;
     let bar = progress::bar(!a.json);
     let (path, coding, t) = (
         a.path.settings(),
@@ -330,8 +409,24 @@ fn compare(a: CompareArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_one(a: RunArgs) -> Result<()> {
-    let lab = new_lab()?;
+fn run_one(a: RunArgs, tunnel: TunnelArg) -> Result<()> {
+    let mut lab = new_lab(tunnel)?;
+    if let Some(s) = a.spoof_s {
+        lab.spoof = Some(secs(s)?);
+    }
+    if let Some(side) = a.kill_gateway {
+        ensure!(
+            a.kill_after_s.is_finite() && a.kill_after_s >= 0.0,
+            "--kill-after-s must be a number of seconds >= 0"
+        );
+        lab.fault = Some(GatewayFault {
+            side: match side {
+                SideArg::Client => GatewaySide::Client,
+                SideArg::Server => GatewaySide::Server,
+            },
+            after: Duration::from_secs_f64(a.kill_after_s),
+        });
+    }
     let bar = progress::bar(!a.json);
     let m = a.mode;
     bar.set_prefix(format!("{} {}", m.name(), a.transfer.cc.name()));
@@ -392,8 +487,8 @@ fn run_demo(a: DemoArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_http(a: HttpArgs) -> Result<()> {
-    let lab = new_lab()?;
+fn run_http(a: HttpArgs, tunnel: TunnelArg) -> Result<()> {
+    let lab = new_lab(tunnel)?;
     let r = http::http_download(
         &lab,
         a.mode,

@@ -8,6 +8,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 mod assets;
 mod bench;
 mod experiment;
+mod keys;
 mod lab;
 mod link;
 mod logging;
@@ -32,6 +33,10 @@ struct Cli {
 enum Command {
     /// Run a gateway: a TUN device and a UDP socket joined by the TCP/NC engine.
     Up(up::UpArgs),
+    /// Print a new private key (base64) for `private_key` or `preshared_key`.
+    Genkey,
+    /// Read a private key on stdin, print its public key (for the peer's `public_key`).
+    Pubkey,
     /// Run the path emulator: a UDP relay with loss, delay, jitter, rate and queue per direction.
     Link(Box<link::LinkArgs>),
     /// Show a running gateway's per-peer and per-flow counters.
@@ -82,6 +87,8 @@ fn describe(error: &anyhow::Error) -> String {
 fn run(command: Command) -> Result<()> {
     match command {
         Command::Up(args) => up::run(&args),
+        Command::Genkey => keys::genkey(),
+        Command::Pubkey => keys::pubkey(),
         Command::Link(args) => link::run(&args),
         Command::Stats(args) => stats::run(&args),
         Command::Sim(args) => sim::run(&args),

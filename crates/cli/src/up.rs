@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use tcpnc_gateway::Config;
 use tcpnc_gateway::operate::config_path;
+use tcpnc_gateway::security::{INSECURE_WARNING, Security};
 use tcpnc_gateway::up::{UpOptions, up};
 
 /// Arguments of `tcpnc up`.
@@ -44,6 +45,9 @@ impl UpArgs {
 pub fn run(args: &UpArgs) -> Result<()> {
     let file = args.config_file();
     let config = Config::load(&file).with_context(|| format!("bad config {}", file.display()))?;
+    if config.security == Security::Insecure {
+        eprintln!("tcpnc up: warning: {INSECURE_WARNING}");
+    }
     if args.check {
         println!(
             "{}: ok ({} peer(s), coding {:?})",

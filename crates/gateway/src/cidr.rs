@@ -59,7 +59,16 @@ impl Cidr {
     }
 }
 
-fn max_prefix(addr: IpAddr) -> u8 {
+/// The first host address of the network `addr` belongs to (its last bit set).
+pub(crate) fn first_host(addr: IpAddr) -> IpAddr {
+    match addr {
+        IpAddr::V4(a) => IpAddr::V4((u32::from(a) | 1).into()),
+        IpAddr::V6(a) => IpAddr::V6((u128::from(a) | 1).into()),
+    }
+}
+
+/// 32 or 128.
+pub(crate) fn max_prefix(addr: IpAddr) -> u8 {
     if addr.is_ipv4() { 32 } else { 128 }
 }
 

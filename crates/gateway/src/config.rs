@@ -4,7 +4,7 @@
 //! [`RawConfig::validate`] turns it into a typed [`Config`], naming the offending key and the
 //! reason for every rejection. See `docs/gateway.md` for the reference and an example.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -12,8 +12,10 @@ use tcpnc_proto::settings::{CodingMode, Policies, PolicyOverrides};
 use tcpnc_wire::{OUTER_HEADER_V4, OUTER_HEADER_V6};
 use thiserror::Error;
 
-use crate::cidr::Cidr;
+use crate::cidr::{Cidr, first_host, max_prefix};
 use crate::operate::Operate;
+use crate::security::{self, Security};
+use tcpnc_tunnel::Key;
 
 /// Smallest accepted TUN MTU (the IPv4 minimum datagram size every host must accept).
 pub const MIN_MTU: u16 = 576;
@@ -99,6 +101,15 @@ pub struct RawInterface {
     /// Log level when `RUST_LOG` is not set (default `info`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_level: Option<String>,
+    /// No keys: frames carry a CRC-32C only (labs); excludes `private_key`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub insecure: Option<bool>,
+    /// This gateway's static private key (base64, `tcpnc genkey`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub private_key: Option<String>,
+    /// A file holding the private key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub private_key_file: Option<String>,
 }
 
 /// `[coding]` as written.
@@ -124,12 +135,19 @@ pub struct RawCoding {
 pub struct RawPeer {
     /// Optional display name.
     pub name: Option<String>,
-    /// Peer UDP `addr:port`.
-    pub endpoint: String,
+    /// Peer UDP `addr:port` (optional with keys: learned from the peer's datagrams).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
     /// Destination prefixes routed to this peer.
     pub allowed_ips: Vec<String>,
     /// Send an empty keepalive datagram this often (seconds; 0 or absent = only at start).
     pub keepalive_secs: Option<u64>,
+    /// The peer's static public key (base64, `tcpnc pubkey`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
+    /// Optional preshared key (base64, `tcpnc genkey`), mixed into the handshake.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preshared_key: Option<String>,
 }
 
 /// A validated `[interface]`.
@@ -176,12 +194,16 @@ pub struct Coding {
 pub struct Peer {
     /// Display name (`peer<i>` when absent).
     pub name: String,
-    /// UDP endpoint.
-    pub endpoint: SocketAddr,
+    /// UDP endpoint (`None`: learned from the peer's first authenticated datagram).
+    pub endpoint: Option<SocketAddr>,
     /// Prefixes routed to this peer.
     pub allowed_ips: Vec<Cidr>,
     /// Keepalive period in seconds (0 = only the start-up probe).
     pub keepalive_secs: u64,
+    /// The peer's static public key (keys mode).
+    pub public_key: Option<Key>,
+    /// The preshared key, if any.
+    pub preshared_key: Option<Key>,
 }
 
 /// A validated configuration.
@@ -193,6 +215,8 @@ pub struct Config {
     pub coding: Coding,
     /// `[[peer]]`.
     pub peers: Vec<Peer>,
+    /// Keys or `insecure = true`.
+    pub security: Security,
 }
 
 impl Config {
@@ -213,8 +237,10 @@ impl Config {
     }
 
     /// Bytes available for one tunnel datagram's UDP payload on the underlying path.
+    /// (The envelope's own bytes, [`Security::overhead`], are taken off.)
     pub fn tunnel_payload(&self) -> usize {
-        usize::from(self.interface.path_mtu).saturating_sub(self.interface.outer_header())
+        usize::from(self.interface.path_mtu)
+            .saturating_sub(self.interface.outer_header() + self.security.overhead())
     }
 }
 
@@ -274,6 +300,7 @@ impl RawConfig {
 
     /// Checks every value and builds the typed [`Config`].
     pub fn validate(self) -> Result<Config, ConfigError> {
+        let security = security::interface_security(&self.interface)?;
         let interface = self.interface.validate()?;
         let coding = self.coding.validate(&interface)?;
         if self.peer.is_empty() {
@@ -284,14 +311,15 @@ impl RawConfig {
         }
         let mut peers: Vec<Peer> = Vec::with_capacity(self.peer.len());
         for (i, raw) in self.peer.into_iter().enumerate() {
-            let p = raw.validate(i, &interface)?;
+            let p = raw.validate(i, &interface, &security)?;
             for (j, other) in peers.iter().enumerate() {
-                if other.endpoint == p.endpoint {
+                if other.endpoint.is_some() && other.endpoint == p.endpoint {
                     return Err(ConfigError::invalid(
                         format!("peer[{i}].endpoint"),
                         format!(
                             "{} is also the endpoint of peer[{j}] (\"{}\"); datagrams are matched to peers by endpoint",
-                            p.endpoint, other.name
+                            p.endpoint.map(|e| e.to_string()).unwrap_or_default(),
+                            other.name
                         ),
                     ));
                 }
@@ -312,22 +340,27 @@ impl RawConfig {
         if interface.routes {
             for (i, p) in peers.iter().enumerate() {
                 for (k, c) in p.allowed_ips.iter().enumerate() {
-                    if let Some(q) = peers.iter().find(|q| c.contains(q.endpoint.ip())) {
+                    if let Some((q, e)) = peers
+                        .iter()
+                        .find_map(|q| q.endpoint.filter(|e| c.contains(e.ip())).map(|e| (q, e)))
+                    {
                         return Err(ConfigError::invalid(
                             format!("peer[{i}].allowed_ips[{k}]"),
                             format!(
                                 "{c} contains the endpoint {} of peer \"{}\": routing it into the tunnel would loop; narrow allowed_ips or set interface.routes = false",
-                                q.endpoint, q.name
+                                e, q.name
                             ),
                         ));
                     }
                 }
             }
         }
+        security::check_unique_keys(&peers)?;
         let config = Config {
             interface,
             coding,
             peers,
+            security,
         };
         config.check_engine()?;
         Ok(config)
@@ -409,17 +442,6 @@ impl RawInterface {
     }
 }
 
-fn max_prefix(addr: IpAddr) -> u8 {
-    if addr.is_ipv4() { 32 } else { 128 }
-}
-
-fn first_host(addr: IpAddr) -> IpAddr {
-    match addr {
-        IpAddr::V4(a) => IpAddr::V4((u32::from(a) | 1).into()),
-        IpAddr::V6(a) => IpAddr::V6((u128::from(a) | 1).into()),
-    }
-}
-
 impl RawCoding {
     /// `[coding]` with `mode` and the policy keys `policies` gives (the rest: defaults).
     pub fn new(mode: CodingMode, policies: &PolicyOverrides, seed: Option<u64>) -> RawCoding {
@@ -493,8 +515,35 @@ fn policy_overrides(table: toml::Table) -> Result<PolicyOverrides, ConfigError> 
 }
 
 impl RawPeer {
-    fn validate(self, i: usize, iface: &Interface) -> Result<Peer, ConfigError> {
-        let endpoint = parse_sockaddr(&format!("peer[{i}].endpoint"), &self.endpoint)?;
+    fn validate(
+        self,
+        i: usize,
+        iface: &Interface,
+        security: &Security,
+    ) -> Result<Peer, ConfigError> {
+        let (public_key, preshared_key) = security::peer_keys(i, &self, security)?;
+        let endpoint = match &self.endpoint {
+            Some(e) => Some(self.check_endpoint(i, e, iface)?),
+            None => None,
+        };
+        let allowed_ips = self.check_allowed_ips(i)?;
+        Ok(Peer {
+            name: self.name.unwrap_or_else(|| format!("peer{i}")),
+            endpoint,
+            allowed_ips,
+            keepalive_secs: self.keepalive_secs.unwrap_or(0),
+            public_key,
+            preshared_key,
+        })
+    }
+
+    fn check_endpoint(
+        &self,
+        i: usize,
+        text: &str,
+        iface: &Interface,
+    ) -> Result<SocketAddr, ConfigError> {
+        let endpoint = parse_sockaddr(&format!("peer[{i}].endpoint"), text)?;
         if endpoint.port() == 0 || endpoint.ip().is_unspecified() {
             return Err(ConfigError::invalid(
                 format!("peer[{i}].endpoint"),
@@ -511,6 +560,10 @@ impl RawPeer {
                 ),
             ));
         }
+        Ok(endpoint)
+    }
+
+    fn check_allowed_ips(&self, i: usize) -> Result<Vec<Cidr>, ConfigError> {
         if self.allowed_ips.is_empty() {
             return Err(ConfigError::invalid(
                 format!("peer[{i}].allowed_ips"),
@@ -543,11 +596,6 @@ impl RawPeer {
             }
             allowed_ips.push(c);
         }
-        Ok(Peer {
-            name: self.name.unwrap_or_else(|| format!("peer{i}")),
-            endpoint,
-            allowed_ips,
-            keepalive_secs: self.keepalive_secs.unwrap_or(0),
-        })
+        Ok(allowed_ips)
     }
 }

@@ -66,6 +66,9 @@ pub enum GatewayError {
         /// Reason.
         reason: String,
     },
+    /// The tunnel keys could not be set up (no random source, bad key).
+    #[error("tunnel keys: {0}")]
+    Keys(String),
     /// Writing or reading the stats file failed.
     #[error("stats file {path}: {source}")]
     Stats {

@@ -3,7 +3,6 @@
 //! equal to the earliest engine deadline, dispatches, then drains every engine's
 //! `poll_transmit` / `poll_local`.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,6 +21,7 @@ use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
 use crate::monitor::Monitor;
 use crate::peer_engine::PeerEngine;
+use crate::security::{Envelope, Opened, Security};
 use crate::stats::{
     GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
 };
@@ -46,6 +46,8 @@ pub struct GatewayOptions {
     pub stats_interval: Duration,
     /// Bound of the input channel (packets + datagrams waiting for the owner).
     pub queue_packets: usize,
+    /// Keys or integrity mode (`Config::security`).
+    pub security: Security,
 }
 
 /// One input for the owner thread.
@@ -60,6 +62,9 @@ struct PeerSlot {
     engine: PeerEngine,
     counters: PeerCounters,
     next_keepalive: Option<Duration>,
+    /// Where datagrams for this peer go: the configured endpoint, then (with keys) the source
+    /// of the peer's last authenticated datagram.
+    endpoint: Option<SocketAddr>,
 }
 
 /// A gateway: devices, peers with their engines, routing, counters.
@@ -69,7 +74,7 @@ pub struct Gateway<T: Tun, U: Udp> {
     udp: Arc<U>,
     peers: Vec<PeerSlot>,
     routes: PrefixTable<usize>,
-    by_endpoint: HashMap<SocketAddr, usize>,
+    envelope: Envelope,
     counters: GatewayCounters,
     queue_drops: Arc<AtomicU64>,
     origin: Instant,
@@ -81,10 +86,19 @@ pub struct Gateway<T: Tun, U: Udp> {
 
 impl<T: Tun, U: Udp> Gateway<T, U> {
     /// Assembles a gateway. Routing and endpoint tables come from the peers' config.
-    pub fn new(opts: GatewayOptions, tun: T, udp: U, peers: Vec<(Peer, PeerEngine)>) -> Self {
+    pub fn new(
+        opts: GatewayOptions,
+        tun: T,
+        udp: U,
+        peers: Vec<(Peer, PeerEngine)>,
+    ) -> Result<Self, GatewayError> {
         let mut routes = PrefixTable::new();
-        let mut by_endpoint = HashMap::new();
         let configured: Vec<Peer> = peers.iter().map(|(p, _)| p.clone()).collect();
+        let unix_origin = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let envelope = Envelope::new(&opts.security, &configured, unix_origin)
+            .map_err(|e| GatewayError::Keys(e.to_string()))?;
         let slots = peers
             .into_iter()
             .enumerate()
@@ -92,8 +106,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 for c in &peer.allowed_ips {
                     routes.insert(*c, i);
                 }
-                by_endpoint.insert(peer.endpoint, i);
                 PeerSlot {
+                    endpoint: peer.endpoint,
                     peer,
                     engine,
                     counters: PeerCounters::default(),
@@ -101,19 +115,19 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 }
             })
             .collect();
-        Gateway {
+        Ok(Gateway {
             opts,
             tun: Arc::new(tun),
             udp: Arc::new(udp),
             peers: slots,
             routes,
-            by_endpoint,
+            envelope,
             counters: GatewayCounters::default(),
             queue_drops: Arc::new(AtomicU64::new(0)),
             origin: Instant::now(),
             next_nonce: first_nonce(),
             monitor: Monitor::new(&configured, None),
-        }
+        })
     }
 
     /// Replaces the monitor (built by `up` with the coding window and the metrics recorder).
@@ -131,23 +145,35 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         keepalive_frame(KeepaliveRepr::probe(self.next_nonce))
     }
 
-    /// Sends one KEEPALIVE probe to every peer; an unreachable peer is an error.
+    /// Sends one KEEPALIVE probe to every peer with a known endpoint (with keys, this starts
+    /// the handshake); an unreachable peer is an error.
     pub fn probe_peers(&mut self) -> Result<(), GatewayError> {
         let now = self.now();
         for i in 0..self.peers.len() {
-            let probe = self.probe();
             let slot = &mut self.peers[i];
-            self.udp
-                .send_to(&probe, slot.peer.endpoint)
-                .map_err(|source| GatewayError::PeerUnreachable {
-                    peer: slot.peer.name.clone(),
-                    endpoint: slot.peer.endpoint,
-                    source,
-                })?;
-            self.counters.keepalives_tx += 1;
-            self.monitor.probe_sent(i, self.next_nonce, now);
             slot.next_keepalive = (slot.peer.keepalive_secs > 0)
                 .then(|| now + Duration::from_secs(slot.peer.keepalive_secs));
+            if slot.endpoint.is_none() {
+                continue;
+            }
+            let probe = self.probe();
+            self.counters.keepalives_tx += 1;
+            self.monitor.probe_sent(i, self.next_nonce, now);
+            self.envelope.seal(now, i, &probe);
+        }
+        while let Some((i, d)) = self.envelope.poll_transmit() {
+            let Some(endpoint) = self.peers[i].endpoint else {
+                continue;
+            };
+            self.udp
+                .send_to(&d, endpoint)
+                .map_err(|source| GatewayError::PeerUnreachable {
+                    peer: self.peers[i].peer.name.clone(),
+                    endpoint,
+                    source,
+                })?;
+            self.counters.udp_tx_datagrams += 1;
+            self.counters.udp_tx_bytes += d.len() as u64;
         }
         Ok(())
     }
@@ -184,13 +210,14 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 .zip(engines)
                 .map(|(s, engine)| PeerSnapshot {
                     name: s.peer.name.clone(),
-                    endpoint: s.peer.endpoint.to_string(),
+                    endpoint: s.endpoint.map(|e| e.to_string()).unwrap_or_default(),
                     allowed_ips: s.peer.allowed_ips.iter().map(|c| c.to_string()).collect(),
                     counters: s.counters,
                     engine: counters_json(engine),
                 })
                 .collect(),
             window: self.monitor.window(),
+            tunnel: tcpnc_io::counters_json::pairs_json(&self.envelope.counters()).into(),
         }
     }
 
@@ -256,6 +283,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 .peers
                 .iter()
                 .flat_map(|s| [s.engine.poll_timeout(), s.next_keepalive])
+                .chain([self.envelope.poll_timeout()])
                 .flatten()
                 .fold(next_stats.min(now + POLL_INTERVAL), Duration::min);
             match rx.recv_timeout(wake.saturating_sub(now)) {
@@ -300,30 +328,45 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             Input::Udp(datagram, from) => {
                 self.counters.udp_rx_datagrams += 1;
                 self.counters.udp_rx_bytes += datagram.len() as u64;
-                match self.by_endpoint.get(&from) {
-                    // Liveness: the engine answers probes (and reports replies).
-                    Some(&i) if parse_keepalive(&datagram).is_some() => {
-                        self.counters.keepalives_rx += 1;
-                        self.monitor.received(i, now);
-                        self.peers[i].engine.handle_remote(now, &datagram);
-                    }
-                    Some(&i) => {
-                        self.monitor.received(i, now);
-                        let slot = &mut self.peers[i];
-                        slot.counters.datagrams_rx += 1;
-                        slot.engine.handle_remote(now, &datagram);
-                    }
-                    None => self.counters.unknown_source_drops += 1,
-                }
+                self.on_datagram(now, &datagram, from);
             }
             Input::Failed(what, source) => return Err(GatewayError::Io { what, source }),
         }
         Ok(())
     }
 
+    /// An incoming datagram: opened (authenticated) by the envelope before an engine sees it.
+    fn on_datagram(&mut self, now: Duration, datagram: &[u8], from: SocketAddr) {
+        let (i, frame) = match self.envelope.open(now, from, datagram) {
+            Ok(Opened::Frame(i, f)) => (i, Some(f)),
+            Ok(Opened::Control(i)) => (i, None),
+            Err(tcpnc_tunnel::Drop::UnknownSource) => {
+                self.counters.unknown_source_drops += 1;
+                return;
+            }
+            Err(_) => return,
+        };
+        let roaming = self.envelope.roaming();
+        self.monitor.received(i, now);
+        let slot = &mut self.peers[i];
+        if roaming && slot.endpoint != Some(from) {
+            tracing::info!(peer = %slot.peer.name, "endpoint {from}");
+            slot.endpoint = Some(from);
+        }
+        let Some(frame) = frame else { return };
+        if parse_keepalive(&frame).is_some() {
+            // Liveness: the engine answers probes (and reports replies).
+            self.counters.keepalives_rx += 1;
+        } else {
+            slot.counters.datagrams_rx += 1;
+        }
+        slot.engine.handle_remote(now, &frame);
+    }
+
     fn on_timers(&mut self) {
         let now = self.now();
         self.monitor.tick(now);
+        self.envelope.handle_timeout(now);
         for i in 0..self.peers.len() {
             let slot = &mut self.peers[i];
             if slot.engine.poll_timeout().is_some_and(|t| t <= now) {
@@ -331,12 +374,10 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             }
             if slot.next_keepalive.is_some_and(|t| t <= now) {
                 let probe = self.probe();
-                let slot = &mut self.peers[i];
+                self.counters.keepalives_tx += 1;
                 self.monitor.probe_sent(i, self.next_nonce, now);
-                match self.udp.send_to(&probe, slot.peer.endpoint) {
-                    Ok(()) => self.counters.keepalives_tx += 1,
-                    Err(_) => self.counters.udp_send_errors += 1,
-                }
+                self.envelope.seal(now, i, &probe);
+                let slot = &mut self.peers[i];
                 slot.next_keepalive = Some(now + Duration::from_secs(slot.peer.keepalive_secs));
             }
         }
@@ -344,21 +385,20 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     fn flush(&mut self) {
         let now = self.now();
+        while let Some(i) = self.envelope.poll_restarted() {
+            // The peer lost its coding state: connections through it cannot resume.
+            tracing::warn!(peer = %self.peers[i].peer.name, "peer restarted: resetting its connections");
+            self.peers[i].engine.reset_flows(now);
+        }
         for (i, slot) in self.peers.iter_mut().enumerate() {
             while let Some(d) = slot.engine.poll_remote() {
-                match self.udp.send_to(&d, slot.peer.endpoint) {
+                if parse_keepalive(&d).is_some() {
                     // The engine's answer to a peer's probe.
-                    Ok(()) if parse_keepalive(&d).is_some() => self.counters.keepalives_tx += 1,
-                    Ok(()) => {
-                        self.counters.udp_tx_datagrams += 1;
-                        self.counters.udp_tx_bytes += d.len() as u64;
-                        slot.counters.datagrams_tx += 1;
-                    }
-                    Err(e) => {
-                        self.counters.udp_send_errors += 1;
-                        tracing::debug!("send to {} failed: {e}", slot.peer.endpoint);
-                    }
+                    self.counters.keepalives_tx += 1;
+                } else {
+                    slot.counters.datagrams_tx += 1;
                 }
+                self.envelope.seal(now, i, &d);
             }
             while let Some(p) = slot.engine.poll_local() {
                 match self.tun.send(&p) {
@@ -378,6 +418,27 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             }
             if self.monitor.flows_due(i, now) {
                 self.monitor.refresh_flows(i, now, &slot.engine.counters());
+            }
+        }
+        self.transmit();
+    }
+
+    /// Sends every sealed datagram to its peer's endpoint.
+    fn transmit(&mut self) {
+        while let Some((i, d)) = self.envelope.poll_transmit() {
+            let Some(endpoint) = self.peers[i].endpoint else {
+                self.counters.udp_send_errors += 1;
+                continue;
+            };
+            match self.udp.send_to(&d, endpoint) {
+                Ok(()) => {
+                    self.counters.udp_tx_datagrams += 1;
+                    self.counters.udp_tx_bytes += d.len() as u64;
+                }
+                Err(e) => {
+                    self.counters.udp_send_errors += 1;
+                    tracing::debug!("send to {endpoint} failed: {e}");
+                }
             }
         }
     }

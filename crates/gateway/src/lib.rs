@@ -25,6 +25,7 @@ pub mod metrics_http;
 pub mod monitor;
 pub mod operate;
 pub mod peer_engine;
+pub mod security;
 pub mod shutdown;
 pub mod stats;
 pub mod stats_watch;

@@ -381,9 +381,11 @@ mod tests {
     fn peer(keepalive_secs: u64) -> Peer {
         Peer {
             name: "right".into(),
-            endpoint: "127.0.0.1:1".parse().unwrap(),
+            endpoint: Some("127.0.0.1:1".parse().unwrap()),
             allowed_ips: vec![],
             keepalive_secs,
+            public_key: None,
+            preshared_key: None,
         }
     }
 

@@ -104,6 +104,10 @@ pub struct Snapshot {
     /// without a version change: readers of version 1 ignore it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u16>,
+    /// The tunnel envelope's counters (`crates/tunnel`): drops by reason (`drops.*`) and,
+    /// with keys, handshakes, sessions, sealed/opened datagrams.
+    #[serde(default)]
+    pub tunnel: serde_json::Value,
 }
 
 /// Writes `snap` to `path` atomically (temporary file + rename), creating the directory.
@@ -217,6 +221,7 @@ mod tests {
                 engine: serde_json::json!({"x": 1}),
             }],
             window: Some(12),
+            tunnel: serde_json::json!({"drops": {"bad_tag": 1}}),
         };
         write_snapshot(&path, &snap).unwrap();
         let back = read_snapshot(&path).unwrap();

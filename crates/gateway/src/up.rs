@@ -116,8 +116,9 @@ pub fn up(
         ),
         stats_interval: opts.stats_interval,
         queue_packets: iface.queue_packets,
+        security: config.security.clone(),
     };
-    let mut gateway = Gateway::new(options, tun, udp, peers);
+    let mut gateway = Gateway::new(options, tun, udp, peers)?;
     let (monitor, metrics) = monitor_for(config)?;
     gateway.set_monitor(monitor);
     gateway.probe_peers()?;

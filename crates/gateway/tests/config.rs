@@ -1,6 +1,7 @@
 //! Config parsing and every validation error.
 
 use tcpnc_gateway::config::{Config, ConfigError};
+use tcpnc_gateway::security::Security;
 use tcpnc_proto::settings::{
     CodingMode as Mode, CodingScheme as Scheme, CoefficientTransport as Coefficients,
     RedundancyPolicy, RepairPolicy as Repair,
@@ -15,6 +16,7 @@ mtu = 1400
 listen = "192.168.50.1:51900"
 path_mtu = 1500
 stats_file = "/run/tcpnc/tcpnc0.json"
+private_key = "dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo="
 
 [coding]
 mode = "nc"
@@ -32,6 +34,7 @@ name = "right"
 endpoint = "192.168.50.2:51900"
 allowed_ips = ["10.77.0.2/32", "10.88.0.0/16"]
 keepalive_secs = 25
+public_key = "3p7bfXt9wbTTW2HC7OQ1Nz+DQ8hbeGdNrfx+FG+IK08="
 "#;
 
 fn with(edit: impl Fn(&str) -> String) -> Result<Config, ConfigError> {
@@ -69,7 +72,11 @@ fn example_parses() {
     assert_eq!(c.peers[0].name, "right");
     assert_eq!(c.peers[0].allowed_ips.len(), 2);
     assert_eq!(c.peers[0].keepalive_secs, 25);
-    assert_eq!(c.tunnel_payload(), 1472);
+    assert_eq!(
+        c.tunnel_payload(),
+        1500 - 28 - 32,
+        "outer IP/UDP and the transport envelope"
+    );
 }
 
 #[test]
@@ -80,6 +87,7 @@ fn defaults() {
         name = "t0"
         address = "10.0.0.1/24"
         listen = "127.0.0.1:5000"
+        insecure = true
         [[peer]]
         endpoint = "127.0.0.1:5001"
         allowed_ips = ["10.0.0.2/32"]
@@ -170,7 +178,7 @@ fn every_validation_error_names_key_and_reason() {
 fn peer_level_errors() {
     let second = |allowed: &str, endpoint: &str| {
         format!(
-            "{EXAMPLE}\n[[peer]]\nname = \"other\"\nendpoint = \"{endpoint}\"\nallowed_ips = [\"{allowed}\"]\n"
+            "{EXAMPLE}\n[[peer]]\nname = \"other\"\nendpoint = \"{endpoint}\"\nallowed_ips = [\"{allowed}\"]\npublic_key = \"hSDwCYkwp1R0i33ctD73Wg2/Og0mOBr066SpjqqbTmo=\"\n"
         )
     };
     let (k, r) = invalid(&second("10.88.1.0/24", "192.168.50.3:51900"));
@@ -233,4 +241,77 @@ fn load_reports_missing_file() {
     let e = Config::load(std::path::Path::new("/nonexistent/tcpnc.toml")).unwrap_err();
     assert!(matches!(e, ConfigError::Io { .. }));
     assert!(e.to_string().contains("/nonexistent/tcpnc.toml"));
+}
+
+/// The security keys: keys or an explicit `insecure = true`, never neither; every error names
+/// its key; with keys, `endpoint` is optional (roaming).
+#[test]
+fn keys_or_explicit_insecure() {
+    const PUB: &str = r#"public_key = "3p7bfXt9wbTTW2HC7OQ1Nz+DQ8hbeGdNrfx+FG+IK08=""#;
+    const PRIV: &str = r#"private_key = "dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo=""#;
+    let c = Config::parse(EXAMPLE).unwrap();
+    let expected = "dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo="
+        .parse()
+        .unwrap();
+    assert_eq!(c.security, Security::Keys { private: expected });
+    assert_eq!(c.peers[0].public_key, Some(PUB[14..58].parse().unwrap()));
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (PRIV, "", "interface.private_key", "tcpnc genkey"),
+        (PRIV, "insecure = true", "peer[0].public_key", "keys need"),
+        (
+            PRIV,
+            &format!("{PRIV}\ninsecure = true"),
+            "interface.insecure",
+            "cannot be combined",
+        ),
+        (
+            PRIV,
+            r#"private_key = "short""#,
+            "interface.private_key",
+            "base64",
+        ),
+        (
+            PRIV,
+            &format!("{PRIV}\nprivate_key_file = \"/x\""),
+            "interface.private_key_file",
+            "cannot read",
+        ),
+        (PUB, "", "peer[0].public_key", "required"),
+        (
+            PUB,
+            &format!("{PUB}\npreshared_key = \"abc\""),
+            "peer[0].preshared_key",
+            "base64",
+        ),
+    ];
+    for (from, to, key, reason) in cases {
+        let (k, r) = invalid(&replaced(from, to));
+        assert_eq!(k, *key, "{to}: {r}");
+        assert!(r.contains(reason), "{to}: {r}");
+    }
+    // Insecure needs endpoints; keys do not.
+    let no_endpoint = replaced(r#"endpoint = "192.168.50.2:51900""#, "");
+    let c = Config::parse(&no_endpoint).unwrap();
+    assert_eq!(c.peers[0].endpoint, None);
+    let insecure = no_endpoint
+        .replace(PRIV, "insecure = true")
+        .replace(PUB, "");
+    let (k, r) = invalid(&insecure);
+    assert_eq!(
+        (k.as_str(), r.contains("required with insecure")),
+        ("peer[0].endpoint", true),
+        "{r}"
+    );
+    // A private key from a file.
+    let dir = std::env::temp_dir().join(format!("tcpnc-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("private");
+    std::fs::write(&file, "dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo=\n").unwrap();
+    let c = Config::parse(&replaced(
+        PRIV,
+        &format!("private_key_file = \"{}\"", file.display()),
+    ))
+    .unwrap();
+    assert_eq!(c.security, Security::Keys { private: expected });
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -78,9 +78,11 @@ fn engine(flows: &[(FlowId, u64)]) -> Counters {
 fn fed_page() -> String {
     let peer = Peer {
         name: "right".into(),
-        endpoint: SocketAddr::from(([192, 0, 2, 1], 51900)),
+        endpoint: Some(SocketAddr::from(([192, 0, 2, 1], 51900))),
         allowed_ips: vec![],
         keepalive_secs: 25,
+        public_key: None,
+        preshared_key: None,
     };
     let exporter = PrometheusExporter::new("tcpnc0");
     let handle = exporter.handle();

@@ -141,6 +141,7 @@ fn gw_config(own: &str, listen: &str, peer: &str, allowed: &str, stats: &str) ->
         address = "{own}"
         listen = "{listen}"
         stats_file = "{stats}"
+        insecure = true
         [coding]
         mode = "off"
         [[peer]]

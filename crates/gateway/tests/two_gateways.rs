@@ -13,6 +13,7 @@ use tcpnc_gateway::stats::{Snapshot, read_snapshot};
 use tcpnc_gateway::{Gateway, GatewayHandle, GatewayOptions};
 use tcpnc_proto::seam::{keepalive_frame, parse_keepalive};
 use tcpnc_relay::{Relay, RelayOptions};
+use tcpnc_tunnel::integrity;
 use tcpnc_wire::KeepaliveRepr;
 
 const A: [u8; 4] = [10, 77, 0, 1];
@@ -26,6 +27,7 @@ fn config(addr: &str, listen: SocketAddr, peer: SocketAddr, allowed: &str) -> Co
         address = "{addr}"
         listen = "{listen}"
         routes = false
+        insecure = true
         [coding]
         mode = "off"
         [[peer]]
@@ -59,9 +61,10 @@ fn start(
         stats_file: stats,
         stats_interval: Duration::from_millis(100),
         queue_packets: cfg.interface.queue_packets,
+        security: cfg.security.clone(),
     };
     let peers = cfg.peers.iter().cloned().zip(engines(cfg)).collect();
-    let mut gw = Gateway::new(opts, tun, udp, peers);
+    let mut gw = Gateway::new(opts, tun, udp, peers).unwrap();
     gw.probe_peers().unwrap();
     (gw.spawn(), handle)
 }
@@ -245,16 +248,17 @@ fn keepalives_are_wire_frames_answered_by_the_engine() {
             .unwrap()
             .unwrap();
         assert_eq!(from, addr(41));
-        let probe = parse_keepalive(&buf[..n]).expect("the first probe is a KEEPALIVE frame");
+        let probe = parse_keepalive(integrity::open(&buf[..n]).unwrap())
+            .expect("the first probe is a KEEPALIVE frame");
         assert!(!probe.reply);
-        peer.send_to(&keepalive_frame(KeepaliveRepr::probe(7)), addr(41))
-            .unwrap();
+        let probe7 = integrity::seal(&keepalive_frame(KeepaliveRepr::probe(7)));
+        peer.send_to(&probe7, addr(41)).unwrap();
         let (n, _) = peer
             .recv_from(&mut buf, Duration::from_secs(5))
             .unwrap()
             .unwrap();
         assert_eq!(
-            parse_keepalive(&buf[..n]),
+            parse_keepalive(integrity::open(&buf[..n]).unwrap()),
             Some(KeepaliveRepr::probe(7).to_reply())
         );
         let s = gw.stop().unwrap();

@@ -152,6 +152,11 @@ impl Child {
         self.status
     }
 
+    /// SIGKILL (no chance to clean up, as `kill -9`), then reaps.
+    pub fn kill9(&mut self) {
+        self.kill();
+    }
+
     fn kill(&mut self) {
         let _ = self.child.kill();
         if let Ok(s) = self.child.wait() {

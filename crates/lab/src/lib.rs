@@ -13,6 +13,7 @@
 
 pub mod child;
 pub mod error;
+pub mod fault;
 pub mod guard;
 pub mod http;
 pub mod iperf;
@@ -22,10 +23,12 @@ pub mod netstat;
 pub mod progress;
 pub mod session;
 pub mod settings;
+pub mod spoof;
 pub mod tcpinfo;
 pub mod topo;
 pub mod traffic;
 pub mod transfer;
+pub mod tunnel_mode;
 
 pub use error::{LabError, Result};
 pub use measure::{Comparison, Measurement, compare, measure};
@@ -48,6 +51,21 @@ pub fn sink_main(listen: SocketAddr, connections: usize, timeout: Duration, prog
         return finish(traffic::run_sink(listener, timeout, progress).map(Event::SinkDone));
     }
     finish_all(traffic::run_sinks(listener, connections, timeout, progress))
+}
+
+/// `tcpnc lab spoof`: forges datagrams at `target` for `duration` (see [`spoof`]), prints its
+/// report as one JSON line; exit code.
+pub fn spoof_main(target: std::net::SocketAddrV4, duration: Duration, max_captured: u64) -> i32 {
+    match spoof::run(target, duration, max_captured) {
+        Ok(r) => {
+            println!("{}", serde_json::to_string(&r).unwrap_or_default());
+            0
+        }
+        Err(e) => {
+            eprintln!("tcpnc lab spoof: {e}");
+            1
+        }
+    }
 }
 
 /// `tcpnc lab source`: connects, sends, prints JSON events; exit code.

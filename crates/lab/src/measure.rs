@@ -26,6 +26,9 @@ pub struct Measurement {
     pub iperf3: Option<Value>,
     /// The settings used.
     pub settings: Value,
+    /// The spoofing attacker's report (`tcpnc lab run --spoof`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spoof: Option<Value>,
 }
 
 /// The settings of a measurement as reported.
@@ -94,8 +97,15 @@ pub fn measure(
         transfer,
         gateways: stats.gateways,
         link: stats.link.unwrap_or(Value::Null),
+        spoof: stats.spoof,
         iperf3,
-        settings: settings_json(mode, path, coding, t),
+        settings: {
+            let mut v = settings_json(mode, path, coding, t);
+            if mode != PathMode::Direct {
+                v["tunnel"] = json!(lab.tunnel);
+            }
+            v
+        },
     })
 }
 

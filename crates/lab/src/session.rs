@@ -5,7 +5,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -20,8 +20,10 @@ use tcpnc_link::LossModel;
 use tcpnc_relay::RelayArgs;
 use tcpnc_settings::{CodingMode, LossPosition};
 
+use crate::fault::{GatewayFault, GatewaySide};
 use crate::settings::{PathMode, PathSettings, PolicyOverrides};
 use crate::topo::{self, Topology};
+use crate::tunnel_mode::{TunnelMode, session_keys, tun_mtu};
 
 /// Tunnel address of the client gateway's TUN.
 pub const TUN_CLI: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 1);
@@ -29,10 +31,6 @@ pub const TUN_CLI: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 1);
 pub const TUN_SRV: Ipv4Addr = Ipv4Addr::new(10, 202, 0, 2);
 /// TUN device name in both host namespaces.
 pub const TUN_DEV: &str = "nc0";
-/// TUN MTU: the path's 1500 B less the outer IPv4/UDP header (28 B) and the BYPASS preamble
-/// (2 B), so that an uncoded packet (plain mode, SYN, non-TCP) still fits one datagram. In nc
-/// mode the gateways' MSS clamp (the NC header at n = W) lowers TCP's MSS further.
-pub const TUN_MTU: u16 = 1470;
 /// UDP port of both gateways.
 pub const GATEWAY_PORT: u16 = 51820;
 /// UDP port of the relay's A (client-facing) socket.
@@ -62,6 +60,12 @@ pub struct Lab {
     pub topo: Topology,
     /// The `tcpnc` binary.
     pub exe: PathBuf,
+    /// How the gateways protect the tunnel (default: keys).
+    pub tunnel: TunnelMode,
+    /// A gateway to kill and restart during each session (fault injection), if any.
+    pub fault: Option<GatewayFault>,
+    /// Run a spoofing attacker (`crate::spoof`) against the server gateway for this long.
+    pub spoof: Option<Duration>,
     dir: ScratchDir,
     runs: AtomicU32,
 }
@@ -74,6 +78,9 @@ impl Lab {
         Ok(Lab {
             topo,
             exe,
+            tunnel: TunnelMode::default(),
+            fault: None,
+            spoof: None,
             dir,
             runs: AtomicU32::new(0),
         })
@@ -130,12 +137,24 @@ pub fn wait_ready(
     })
 }
 
+/// A running gateway and what it takes to start it again.
+struct GatewayRun {
+    child: Child,
+    stats: PathBuf,
+    config: PathBuf,
+    name: &'static str,
+    ns: String,
+}
+
 /// The relay and the two gateways of one run (none in [`PathMode::Direct`]).
 pub struct Session<'a> {
     lab: &'a Lab,
     mode: PathMode,
     relay: Option<(Child, PathBuf)>,
-    gateways: Vec<(Child, PathBuf)>,
+    gateways: Vec<GatewayRun>,
+    spoofer: Option<Child>,
+    started: Instant,
+    killed_at: Option<Instant>,
 }
 
 /// The two gateways' final stats files, read back as the gateway's own [`Snapshot`] type.
@@ -154,6 +173,8 @@ pub struct SessionStats {
     pub gateways: Option<GatewayStats>,
     /// The relay's counters.
     pub link: Option<Value>,
+    /// The spoofer's report (`crate::spoof::SpoofReport`), when one ran.
+    pub spoof: Option<Value>,
 }
 
 impl<'a> Session<'a> {
@@ -169,6 +190,9 @@ impl<'a> Session<'a> {
             mode,
             relay: None,
             gateways: Vec::new(),
+            spoofer: None,
+            started: Instant::now(),
+            killed_at: None,
         };
         if mode == PathMode::Direct {
             return Ok(s);
@@ -197,12 +221,40 @@ impl<'a> Session<'a> {
                 },
             ),
         ];
-        for (name, ns, addrs) in sides {
+        let keys = session_keys(lab)?;
+        for (i, (name, ns, addrs)) in sides.into_iter().enumerate() {
             let stats = lab.file(&name.replace(' ', "-"), "json");
-            let config = gateway_config(mode, coding, path, &addrs, &stats);
-            let gw = start_gateway(lab, name, ns, &config, &stats)?;
-            s.gateways.push((gw, stats));
+            let mut config = gateway_config(mode, coding, path, &addrs, &stats);
+            config.interface.mtu = Some(tun_mtu(lab.tunnel));
+            if let Some((files, publics)) = &keys {
+                config.interface.insecure = None;
+                config.interface.private_key_file = Some(files[i].display().to_string());
+                config.peer[0].public_key = Some(publics[1 - i].to_string());
+            }
+            let file = write_config(lab, name, &config)?;
+            let child = start_gateway(lab, name, ns, &file, &stats)?;
+            s.gateways.push(GatewayRun {
+                child,
+                stats,
+                config: file,
+                name,
+                ns: ns.clone(),
+            });
         }
+        if let Some(d) = lab.spoof {
+            let target = format!("{}:{GATEWAY_PORT}", topo::SRV_ADDR);
+            let args = [
+                "lab",
+                "spoof",
+                "--target",
+                &target,
+                "--duration-s",
+                &d.as_secs_f64().to_string(),
+            ];
+            let args: Vec<String> = args.map(String::from).to_vec();
+            s.spoofer = Some(lab.spawn("spoofer", &t.emu, &args)?);
+        }
+        s.started = Instant::now();
         Ok(s)
     }
 
@@ -219,12 +271,43 @@ impl<'a> Session<'a> {
         self.lab
     }
 
-    /// Fails if the relay or a gateway has died.
+    /// Injects the lab's fault when it is due, then fails if the relay or a gateway has died.
     pub fn check_running(&mut self) -> Result<()> {
-        for (c, _) in self.relay.iter_mut().chain(self.gateways.iter_mut()) {
+        self.inject_fault()?;
+        for (c, _) in self.relay.iter_mut() {
             c.check_running()?;
         }
+        for g in &mut self.gateways {
+            g.child.check_running()?;
+        }
         Ok(())
+    }
+
+    /// Kills and restarts the faulty gateway once its time has come.
+    fn inject_fault(&mut self) -> Result<()> {
+        let Some(f) = self.lab.fault else {
+            return Ok(());
+        };
+        if self.killed_at.is_some() || self.started.elapsed() < f.after {
+            return Ok(());
+        }
+        let i = match f.side {
+            GatewaySide::Client => 0,
+            GatewaySide::Server => 1,
+        };
+        let lab = self.lab;
+        let Some(g) = self.gateways.get_mut(i) else {
+            return Ok(());
+        };
+        g.child.kill9();
+        self.killed_at = Some(Instant::now());
+        g.child = start_gateway(lab, g.name, &g.ns, &g.config, &g.stats)?;
+        Ok(())
+    }
+
+    /// The injected fault and how long ago the gateway was killed, if it was.
+    pub fn since_fault(&self) -> Option<(GatewaySide, Duration)> {
+        Some((self.lab.fault?.side, self.killed_at?.elapsed()))
     }
 
     /// Stops the gateways and the relay (SIGTERM; they write final counters) and reads
@@ -233,10 +316,14 @@ impl<'a> Session<'a> {
         if self.mode == PathMode::Direct {
             return Ok(SessionStats::default());
         }
+        let spoof = match self.spoofer.take() {
+            Some(mut c) => Some(spoof_report(&mut c)?),
+            None => None,
+        };
         let mut snaps = Vec::new();
-        for (mut gw, stats) in std::mem::take(&mut self.gateways) {
-            gw.stop();
-            snaps.push(read_snapshot(&stats, gw.name())?);
+        for mut g in std::mem::take(&mut self.gateways) {
+            g.child.stop();
+            snaps.push(read_snapshot(&g.stats, g.child.name())?);
         }
         let link = match self.relay.take() {
             Some((mut relay, stats)) => {
@@ -250,8 +337,34 @@ impl<'a> Session<'a> {
             (Some(client), Some(server)) => Some(GatewayStats { client, server }),
             _ => None,
         };
-        Ok(SessionStats { gateways, link })
+        Ok(SessionStats {
+            gateways,
+            link,
+            spoof,
+        })
     }
+}
+
+/// Waits (at most 30 s) for the spoofer's one-line JSON report.
+fn spoof_report(c: &mut Child) -> Result<Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        match c.poll_line(Duration::from_millis(100)) {
+            crate::child::Line::Text(l) => {
+                return serde_json::from_str(&l).map_err(|e| LabError::Report {
+                    who: "spoofer".into(),
+                    detail: e.to_string(),
+                });
+            }
+            crate::child::Line::Closed => break,
+            crate::child::Line::Nothing => {}
+        }
+    }
+    c.stop();
+    Err(LabError::Child {
+        what: "the spoofer gave no report".into(),
+        log: c.log_tail(),
+    })
 }
 
 /// A gateway's stats file as the gateway's [`Snapshot`]: a renamed or retyped field fails here.
@@ -332,19 +445,18 @@ fn start_relay(lab: &Lab, path: &PathSettings) -> Result<(Child, PathBuf)> {
     Ok((relay, stats))
 }
 
-/// Writes `config`, starts `tcpnc up` with it in `ns` and waits for its TUN and socket.
-fn start_gateway(
-    lab: &Lab,
-    name: &str,
-    ns: &str,
-    config: &RawConfig,
-    stats: &Path,
-) -> Result<Child> {
+/// Writes `config` to the scratch directory.
+fn write_config(lab: &Lab, name: &str, config: &RawConfig) -> Result<PathBuf> {
     let file = lab.file(&name.replace(' ', "-"), "toml");
     let text = config
         .to_toml()
         .map_err(|e| LabError::Invalid(e.to_string()))?;
     std::fs::write(&file, text).map_err(|e| LabError::file(&file, e))?;
+    Ok(file)
+}
+
+/// Starts `tcpnc up` with the config `file` in `ns` and waits for its TUN and socket.
+fn start_gateway(lab: &Lab, name: &str, ns: &str, file: &Path, stats: &Path) -> Result<Child> {
     let args = [
         "up".into(),
         "--config".into(),
@@ -383,7 +495,8 @@ pub struct GatewayAddrs {
 }
 
 /// The `tcpnc up` configuration of one side, as the gateway's own config type: the lab's
-/// contract with the gateway is checked at compile time.
+/// contract with the gateway is checked at compile time. Insecure (integrity only);
+/// [`Session::start`] replaces `insecure` with keys for [`TunnelMode::Secure`].
 pub fn gateway_config(
     mode: PathMode,
     coding: &PolicyOverrides,
@@ -399,7 +512,7 @@ pub fn gateway_config(
         interface: RawInterface {
             name: TUN_DEV.to_string(),
             address: format!("{}/24", addrs.me),
-            mtu: Some(TUN_MTU),
+            mtu: Some(tun_mtu(TunnelMode::Insecure)),
             listen: addrs.listen.to_string(),
             path_mtu: None,
             routes: None,
@@ -407,13 +520,18 @@ pub fn gateway_config(
             queue_packets: None,
             metrics_listen: None,
             log_level: None,
+            insecure: Some(true),
+            private_key: None,
+            private_key_file: None,
         },
         coding,
         peer: vec![RawPeer {
             name: None,
-            endpoint: addrs.endpoint.to_string(),
+            endpoint: Some(addrs.endpoint.to_string()),
             allowed_ips: vec![format!("{}/32", addrs.peer)],
             keepalive_secs: None,
+            public_key: None,
+            preshared_key: None,
         }],
     }
 }
@@ -452,8 +570,8 @@ mod tests {
         let c = Config::parse(&raw.to_toml().unwrap()).unwrap();
         assert_eq!(c.coding.policies, Policies::product().with(&coding));
         assert_eq!(c.coding.seed, 5);
-        assert_eq!(c.interface.mtu, TUN_MTU);
-        assert_eq!(c.peers[0].endpoint, addrs().endpoint);
+        assert_eq!(c.interface.mtu, tun_mtu(TunnelMode::Insecure));
+        assert_eq!(c.peers[0].endpoint, Some(addrs().endpoint));
         let raw = gateway_config(PathMode::Plain, &coding, &path(), &addrs(), stats);
         let c = Config::parse(&raw.to_toml().unwrap()).unwrap();
         assert_eq!(c.coding.mode, tcpnc_settings::CodingMode::Off);

@@ -231,7 +231,8 @@ fn follow_sinks(
                     }
                 }
                 Event::Error { message } => {
-                    return Err(LabError::Transfer(format!("sink: {message}")));
+                    let first = format!("sink: {message}");
+                    return Err(fault_report(session, source, "source", first));
                 }
                 _ => {}
             },
@@ -244,10 +245,44 @@ fn follow_sinks(
             Line::Nothing => {}
         }
         if source.exited().is_some_and(|s| !s.success()) {
-            return Err(source_failure(source));
+            return Err(match (session.since_fault(), source_failure(source)) {
+                (Some(_), LabError::Transfer(first)) => fault_report(session, sink, "sink", first),
+                (_, e) => e,
+            });
         }
         session.check_running()?;
     }
+}
+
+/// After an injected gateway fault, one application failed (`first`): waits up to 15 s for the
+/// `other` one's error too and reports both with their times after the kill, e.g. `sink:
+/// Connection reset by peer (+1.2 s after the server gateway was killed); source: ... (+1.3 s)`.
+fn fault_report(session: &Session<'_>, other: &mut Child, name: &str, first: String) -> LabError {
+    let Some((side, at_first)) = session.since_fault() else {
+        return LabError::Transfer(first);
+    };
+    let side = serde_json::to_value(side).ok();
+    let side = side.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
+    let mut report = format!(
+        "{first} (+{:.1} s after the {side} gateway was killed)",
+        at_first.as_secs_f64()
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline {
+        match other.poll_line(Duration::from_millis(50)) {
+            Line::Text(l) => {
+                if let Ok(Event::Error { message }) = serde_json::from_str::<Event>(&l) {
+                    let at = session.since_fault().map(|(_, d)| d).unwrap_or_default();
+                    report.push_str(&format!("; {name}: {message} (+{:.1} s)", at.as_secs_f64()));
+                    return LabError::Transfer(report);
+                }
+            }
+            Line::Closed => break,
+            Line::Nothing => {}
+        }
+    }
+    report.push_str(&format!("; {name}: no error within 15 s"));
+    LabError::Transfer(report)
 }
 
 fn source_failure(source: &mut Child) -> LabError {

@@ -17,6 +17,9 @@
 //! | pure ACK | receiver half: window and delivery confirmation; suppressed, except before any peer data (handshake) and answers to probes |
 //! | probe (no payload, seq below the NC ack) | BYPASS |
 
+mod reset;
+pub use reset::{PROVOKE_EVERY, PROVOKES, RESET_MEMORY};
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -44,6 +47,8 @@ pub struct Engine {
     out: Output,
     /// What the flows learned of the path, for the flows that start later.
     path: PathEstimate,
+    /// Connections reset because the peer lost its state (`engine/reset.rs`).
+    reset_conns: BTreeMap<ConnKey, reset::ResetConn>,
 }
 
 impl Engine {
@@ -56,6 +61,7 @@ impl Engine {
             rng: EngineRng::new(seed),
             path: PathEstimate::default(),
             flows: BTreeMap::new(),
+            reset_conns: BTreeMap::new(),
         })
     }
 
@@ -102,12 +108,14 @@ impl Engine {
 
     /// When `handle_timeout` must next be called.
     pub fn poll_timeout(&self) -> Option<Duration> {
-        self.flows.values().map(|f| f.deadline(&self.config)).min()
+        let flows = self.flows.values().map(|f| f.deadline(&self.config)).min();
+        [flows, self.reset_deadline()].into_iter().flatten().min()
     }
 
     /// Runs the timers due at `now`: redeliveries (§IV-C), repair probes, idle expiry,
     /// finished-flow linger.
     pub fn handle_timeout(&mut self, now: Duration) {
+        self.on_reset_timers(now);
         let keys: Vec<ConnKey> = self
             .flows
             .iter()
@@ -165,6 +173,9 @@ impl Engine {
             return;
         };
         let (conn, _) = key.normalize();
+        if self.answer_reset_conn(now, &pkt, conn) {
+            return;
+        }
         let flags = pkt.tcp.flags;
         if flags.contains(TcpFlags::RST) {
             self.bypass_local(ip_packet);

@@ -69,6 +69,11 @@ pub trait Seam {
     fn poll_event(&mut self) -> Option<Event> {
         None
     }
+    /// The peer lost its state (it restarted): reset every connection that depended on it
+    /// (nothing to do by default: an element without per-connection state).
+    fn reset_flows(&mut self, now: Duration) {
+        let _ = now;
+    }
 }
 
 impl Seam for Engine {
@@ -89,6 +94,9 @@ impl Seam for Engine {
     }
     fn handle_timeout(&mut self, now: Duration) {
         Engine::handle_timeout(self, now)
+    }
+    fn reset_flows(&mut self, now: Duration) {
+        Engine::reset_flows(self, now)
     }
     /// The engine-wide counters, then the sums over live flows of `redundant_sent`,
     /// `innovative` and `non_innovative` (as `redundant_sent`, `innovative_received`,

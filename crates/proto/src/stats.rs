@@ -152,6 +152,10 @@ pub struct EngineStats {
     pub event_queue_drops: u64,
     /// New flows refused because the flow table was full (their packets go BYPASS).
     pub flow_table_full: u64,
+    /// Connections reset because the peer gateway lost its state (`Engine::reset_flows`).
+    pub flows_reset: u64,
+    /// RSTs sent to the local TCP for those connections.
+    pub resets_sent: u64,
     /// Receiver halves reset because the peer's symbol numbering restarted.
     pub receiver_resets: u64,
     /// Flows created.
@@ -199,6 +203,6 @@ impl EngineStats {
             tcp_acks_synthesized, dup_acks_synthesized, segments_delivered, redeliveries,
             redeliveries_abandoned, rebuild_errors, coding_buffer_drops, decoding_buffer_drops,
             transmit_queue_drops, local_queue_drops, event_queue_drops, flow_table_full,
-            receiver_resets, flows_opened, flows_closed, flows_expired, flows_active)
+            flows_reset, resets_sent, receiver_resets, flows_opened, flows_closed, flows_expired, flows_active)
     }
 }

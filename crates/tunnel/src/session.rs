@@ -1,0 +1,156 @@
+//! One transport session: the two ChaCha20-Poly1305 keys a handshake produced (snow's stateless
+//! transport: the nonce is the explicit 64-bit counter of each datagram), the session indices,
+//! the send counter and the receive replay window; and the time rules (WireGuard §6.1-6.2:
+//! REKEY_AFTER_TIME, REJECT_AFTER_TIME, REKEY_AFTER_MESSAGES, REJECT_AFTER_MESSAGES, ...).
+
+use std::time::Duration;
+
+use snow::StatelessTransportState;
+
+use crate::error::Drop;
+use crate::outer::{TAG_LEN, TRANSPORT_HEADER, transport_header};
+use crate::replay::ReplayWindow;
+
+/// The protocol's timers and limits (WireGuard's names, §6.1), with the gateway's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timers {
+    /// The initiator of a session starts a new handshake when sending on a session this old.
+    pub rekey_after_time: Duration,
+    /// A session this old is neither used nor accepted.
+    pub reject_after_time: Duration,
+    /// The initiator starts a new handshake after sending this many datagrams on a session.
+    pub rekey_after_messages: u64,
+    /// No datagram is sent or accepted with a counter at or past this.
+    pub reject_after_messages: u64,
+    /// First handshake retry interval; each retry doubles it, up to `rekey_timeout`.
+    pub retry_initial: Duration,
+    /// Longest interval between handshake retries.
+    pub rekey_timeout: Duration,
+    /// A handshake is given up after trying this long (until there is new data to send).
+    pub rekey_attempt_time: Duration,
+    /// After receiving data and sending nothing for this long, send an empty keepalive.
+    pub keepalive_timeout: Duration,
+    /// After sending data and receiving nothing authenticated for this long, start a new
+    /// handshake (the peer may have restarted and lost its keys).
+    pub dead_after: Duration,
+    /// Frames held per peer while a handshake is in flight (oldest dropped first).
+    pub staged_frames: usize,
+}
+
+impl Default for Timers {
+    /// WireGuard's values (REKEY_AFTER_TIME 120 s, REJECT_AFTER_TIME 180 s,
+    /// REKEY_AFTER_MESSAGES 2^60, REJECT_AFTER_MESSAGES 2^64 − 2^13 − 1, REKEY_TIMEOUT 5 s,
+    /// REKEY_ATTEMPT_TIME 90 s) except: retries start at 1 s and back off to 5 s; the passive
+    /// keepalive is 2 s (not 10 s) and a silent peer is re-handshaken after 5 s (not 15 s), so
+    /// that a restarted peer is noticed well within the 10 s an application may wait.
+    fn default() -> Self {
+        Timers {
+            rekey_after_time: Duration::from_secs(120),
+            reject_after_time: Duration::from_secs(180),
+            rekey_after_messages: 1 << 60,
+            reject_after_messages: u64::MAX - (1 << 13),
+            retry_initial: Duration::from_secs(1),
+            rekey_timeout: Duration::from_secs(5),
+            rekey_attempt_time: Duration::from_secs(90),
+            keepalive_timeout: Duration::from_secs(2),
+            dead_after: Duration::from_secs(5),
+            staged_frames: 128,
+        }
+    }
+}
+
+/// A session's keys and state.
+pub struct Session {
+    keys: StatelessTransportState,
+    /// Our index: the peer's transport headers carry it.
+    pub local: u32,
+    /// The peer's index: our transport headers carry it.
+    pub remote: u32,
+    /// When the handshake completed.
+    pub created: Duration,
+    /// Whether we initiated the handshake (only the initiator rekeys on time).
+    pub initiator: bool,
+    next_counter: u64,
+    replay: ReplayWindow,
+}
+
+impl Session {
+    /// A fresh session.
+    pub fn new(
+        keys: StatelessTransportState,
+        local: u32,
+        remote: u32,
+        created: Duration,
+        timers: &Timers,
+    ) -> Self {
+        Session {
+            initiator: keys.is_initiator(),
+            keys,
+            local,
+            remote,
+            created,
+            next_counter: 0,
+            replay: ReplayWindow::new(timers.reject_after_messages),
+        }
+    }
+
+    /// Whether the session may still send at `now`.
+    pub fn can_send(&self, now: Duration, t: &Timers) -> bool {
+        now.saturating_sub(self.created) < t.reject_after_time
+            && self.next_counter < t.reject_after_messages
+    }
+
+    /// Whether the session may still receive at `now`.
+    pub fn expired(&self, now: Duration, t: &Timers) -> bool {
+        now.saturating_sub(self.created) >= t.reject_after_time
+    }
+
+    /// Whether we (as initiator) should start a new handshake when sending at `now`.
+    pub fn wants_rekey(&self, now: Duration, t: &Timers) -> bool {
+        self.initiator
+            && (now.saturating_sub(self.created) >= t.rekey_after_time
+                || self.next_counter >= t.rekey_after_messages)
+    }
+
+    /// Datagrams sent so far.
+    pub fn sent(&self) -> u64 {
+        self.next_counter
+    }
+
+    /// `frame` as a transport datagram with the next counter.
+    pub fn seal(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
+        let counter = self.next_counter;
+        let mut d = vec![0u8; TRANSPORT_HEADER + frame.len() + TAG_LEN];
+        d[..TRANSPORT_HEADER].copy_from_slice(&transport_header(self.remote, counter));
+        let n = self
+            .keys
+            .write_message(counter, frame, &mut d[TRANSPORT_HEADER..])
+            .ok()?;
+        d.truncate(TRANSPORT_HEADER + n);
+        self.next_counter += 1;
+        Some(d)
+    }
+
+    /// The frame inside a transport datagram for this session: replay check, AEAD, then the
+    /// counter is recorded.
+    pub fn open(
+        &mut self,
+        counter: u64,
+        sealed: &[u8],
+        now: Duration,
+        t: &Timers,
+    ) -> Result<Vec<u8>, Drop> {
+        if self.expired(now, t) {
+            return Err(Drop::Expired);
+        }
+        self.replay.check(counter)?;
+        let mut frame = vec![0u8; sealed.len()];
+        let n = self
+            .keys
+            .read_message(counter, sealed, &mut frame)
+            .map_err(|_| Drop::BadTag)?;
+        self.replay.accept(counter)?;
+        frame.truncate(n);
+        Ok(frame)
+    }
+}
