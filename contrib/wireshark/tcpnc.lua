@@ -18,6 +18,19 @@ local f = tcpnc.fields
 f.version = ProtoField.uint8("tcpnc.version", "Version", base.DEC)
 f.type = ProtoField.uint8("tcpnc.type", "Type", base.HEX, TYPES)
 
+-- The tunnel envelope (section 10): every datagram of a gateway with keys or `insecure = true`.
+local OUTER = { [0x11] = "INTEGRITY", [0x21] = "HANDSHAKE INITIATION",
+    [0x22] = "HANDSHAKE RESPONSE", [0x24] = "TRANSPORT" }
+f.outer_type = ProtoField.uint8("tcpnc.envelope.type", "Envelope type", base.HEX, OUTER)
+f.outer_crc = ProtoField.uint32("tcpnc.envelope.crc32c", "CRC-32C", base.HEX)
+f.outer_sender = ProtoField.uint32("tcpnc.envelope.sender_index", "Sender index", base.HEX)
+f.outer_receiver = ProtoField.uint32("tcpnc.envelope.receiver_index", "Receiver index", base.HEX)
+f.outer_counter = ProtoField.uint64("tcpnc.envelope.counter", "Counter", base.DEC)
+f.outer_noise = ProtoField.bytes("tcpnc.envelope.noise", "Noise message")
+f.outer_mac1 = ProtoField.bytes("tcpnc.envelope.mac1", "mac1")
+f.outer_ciphertext = ProtoField.bytes("tcpnc.envelope.ciphertext", "Encrypted frame")
+f.outer_tag = ProtoField.bytes("tcpnc.envelope.tag", "Poly1305 tag")
+
 -- Flow identity (section 2)
 f.flow_src = ProtoField.ipv4("tcpnc.flow.src", "Source address")
 f.flow_dst = ProtoField.ipv4("tcpnc.flow.dst", "Destination address")
@@ -260,9 +273,11 @@ end
 
 local DISSECT = { [1] = dissect_data, [2] = dissect_ack, [3] = dissect_bypass, [4] = dissect_keepalive }
 
-function tcpnc.dissector(tvb, pinfo, tree)
-    if tvb:len() < 2 then return 0 end
-    pinfo.cols.protocol:set("tcpnc")
+-- Envelope sizes (section 10): fixed for handshakes, minimum for the others.
+local OUTER_LEN = { [0x11] = 5, [0x21] = 140, [0x22] = 84, [0x24] = 32 }
+
+local function dissect_frame(tvb, pinfo, tree)
+    if tvb:len() < 2 then return bad(tree, tvb, "frame shorter than 2 bytes") end
     local root = tree:add(tcpnc, tvb(), "tcpnc tunnel frame")
     root:add(f.version, tvb(0, 1)); root:add(f.type, tvb(1, 1))
     local version, kind = tvb(0, 1):uint(), tvb(1, 1):uint()
@@ -273,9 +288,51 @@ function tcpnc.dissector(tvb, pinfo, tree)
     return handler(tvb, pinfo, root)
 end
 
+-- One envelope (section 10): the integrity mode's frame is dissected, the rest is shown as is.
+local function dissect_envelope(tvb, pinfo, tree)
+    local kind, len = tvb(0, 1):uint(), tvb:len()
+    local env = tree:add(tcpnc, tvb(), "tcpnc envelope: " .. OUTER[kind])
+    env:add(f.outer_type, tvb(0, 1))
+    local fixed = OUTER_LEN[kind]
+    local exact = kind == 0x21 or kind == 0x22
+    if len < fixed or (exact and len ~= fixed) then
+        return bad(env, tvb, OUTER[kind] .. " of " .. len .. " bytes (malformed)")
+    end
+    if kind == 0x11 then
+        env:add(f.outer_crc, tvb(len - 4, 4))
+        dissect_frame(tvb(1, len - 5):tvb(), pinfo, env)
+        return len
+    elseif kind == 0x21 then
+        env:add(f.outer_sender, tvb(4, 4)); env:add(f.outer_noise, tvb(8, 116))
+        env:add(f.outer_mac1, tvb(124, 16))
+    elseif kind == 0x22 then
+        env:add(f.outer_sender, tvb(4, 4)); env:add(f.outer_receiver, tvb(8, 4))
+        env:add(f.outer_noise, tvb(12, 56)); env:add(f.outer_mac1, tvb(68, 16))
+    else
+        env:add(f.outer_receiver, tvb(4, 4)); env:add(f.outer_counter, tvb(8, 8))
+        env:add(f.outer_ciphertext, tvb(16, len - 32)); env:add(f.outer_tag, tvb(len - 16, 16))
+    end
+    pinfo.cols.info:set(OUTER[kind])
+    return len
+end
+
+function tcpnc.dissector(tvb, pinfo, tree)
+    if tvb:len() < 1 then return 0 end
+    pinfo.cols.protocol:set("tcpnc")
+    if OUTER[tvb(0, 1):uint()] ~= nil then return dissect_envelope(tvb, pinfo, tree) end
+    return dissect_frame(tvb, pinfo, tree)
+end
+
 -- Heuristic: claims a UDP payload only if it looks like a whole valid-sized frame.
 local function heuristic(tvb, pinfo, tree)
     local len = tvb:len()
+    local outer = tvb:len() > 0 and OUTER_LEN[tvb(0, 1):uint()] or nil
+    if outer ~= nil then
+        local kind = tvb(0, 1):uint()
+        if len < outer or ((kind == 0x21 or kind == 0x22) and len ~= outer) then return false end
+        tcpnc.dissector(tvb, pinfo, tree)
+        return true
+    end
     if len < 4 or tvb(0, 1):uint() ~= 1 then return false end
     local kind = tvb(1, 1):uint()
     if kind == 2 then

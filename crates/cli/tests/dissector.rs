@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{LUA, golden_blocks, write_pcap};
+use common::{LUA, envelope_blocks, golden_blocks, write_pcap};
 
 /// Whether tshark runs; under CI=true its absence is a failure.
 pub fn have_tshark(test: &str) -> bool {
@@ -324,6 +324,99 @@ fn dissector_decodes_every_golden_vector_exactly() {
     }
     for (k, row) in rows[EXPECTED.len()..].iter().enumerate() {
         assert!(!row[0].is_empty(), "broken frame {k} not flagged: {row:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Expected fields per envelope vector of docs/wire.md section 10.
+const ENVELOPE_EXPECTED: &[(&str, &[(&str, &str)])] = &[
+    (
+        "integrity-keepalive",
+        &[
+            ("tcpnc.envelope.type", "0x11"),
+            ("tcpnc.envelope.crc32c", "0x4baadbbe"),
+            ("tcpnc.type", "0x04"),
+            ("tcpnc.keepalive.nonce", "0x0123456789abcdef"),
+        ],
+    ),
+    (
+        "initiation",
+        &[
+            ("tcpnc.envelope.type", "0x21"),
+            ("tcpnc.envelope.sender_index", "0x01020304"),
+        ],
+    ),
+    (
+        "response",
+        &[
+            ("tcpnc.envelope.type", "0x22"),
+            ("tcpnc.envelope.sender_index", "0x0a0b0c0d"),
+            ("tcpnc.envelope.receiver_index", "0x01020304"),
+        ],
+    ),
+    (
+        "transport-keepalive-0",
+        &[
+            ("tcpnc.envelope.type", "0x24"),
+            ("tcpnc.envelope.receiver_index", "0x0a0b0c0d"),
+            ("tcpnc.envelope.counter", "0"),
+        ],
+    ),
+    (
+        "transport-keepalive-1",
+        &[
+            ("tcpnc.envelope.receiver_index", "0x0a0b0c0d"),
+            ("tcpnc.envelope.counter", "1"),
+        ],
+    ),
+    (
+        "transport-empty",
+        &[
+            ("tcpnc.envelope.receiver_index", "0x01020304"),
+            ("tcpnc.envelope.counter", "0"),
+        ],
+    ),
+];
+
+#[test]
+fn dissector_decodes_every_envelope_vector() {
+    if !have_tshark("dissector_decodes_every_envelope_vector") {
+        return;
+    }
+    let blocks = envelope_blocks();
+    let names: Vec<&str> = blocks.iter().map(|(n, _)| n.as_str()).collect();
+    let expected: Vec<&str> = ENVELOPE_EXPECTED.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, expected, "one expectation per envelope vector");
+    let dir = scratch("envelope");
+    let pcap = dir.join("envelope.pcap");
+    let mut frames: Vec<Vec<u8>> = blocks.iter().map(|(_, b)| b.clone()).collect();
+    // A truncated initiation and a transport shorter than its header are malformed.
+    frames.push(blocks[1].1[..100].to_vec());
+    frames.push(blocks[3].1[..20].to_vec());
+    write_pcap(&pcap, &frames);
+    let mut fields: Vec<&str> = vec!["tcpnc.malformed", "_ws.malformed"];
+    for (_, checks) in ENVELOPE_EXPECTED {
+        for (f, _) in *checks {
+            if !fields.contains(f) {
+                fields.push(f);
+            }
+        }
+    }
+    let rows = tshark_fields(&pcap, &fields);
+    assert_eq!(rows.len(), frames.len());
+    for ((name, checks), row) in ENVELOPE_EXPECTED.iter().zip(&rows) {
+        assert_eq!(
+            (row[0].as_str(), row[1].as_str()),
+            ("", ""),
+            "{name} malformed"
+        );
+        for (field, want) in *checks {
+            let i = fields.iter().position(|f| f == field).unwrap();
+            assert_eq!(row[i], *want, "{name}: {field}");
+        }
+    }
+    for row in &rows[ENVELOPE_EXPECTED.len()..] {
+        assert!(!row[0].is_empty(), "broken envelope not flagged: {row:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -156,6 +156,8 @@ listen = "192.0.2.{a}:51900"
 stats_file = "{stats}"
 metrics_listen = "127.0.0.1:9617"
 log_level = "info"
+# CRC-32C integrity envelope: its frames stay readable for the dissector check.
+insecure = true
 
 [[peer]]
 name = "side{o}"
@@ -441,8 +443,20 @@ fn gateway_pair_is_operable_with_its_tools() {
     check_capture(&capture);
 }
 
+/// Fixed key pairs (private, public) of the IPv6 test's two sides (test keys, never deployed).
+const V6_KEYS: [(&str, &str); 2] = [
+    (
+        "5evIJunAx7pVJ1MIhykqwfDs9MG/ufpRSMfKl/thO0A=",
+        "OzrWGjr6mPxqQk8XwasUq8Q86LDXPncEBr0oZlSCxVI=",
+    ),
+    (
+        "THJsllvhAV+7FU0udK7+fiwxXix++mj9mpFcNb+C3+4=",
+        "a7xTkU0tw8KGqyJI/LYR5J5Yk2lgYmE4fRsumneIJVo=",
+    ),
+];
+
 /// The IPv6 configuration of side `me`: IPv6 underlay (UDP over fd00:2::/64) and IPv6 inside
-/// the tunnel (fd77::/64).
+/// the tunnel (fd77::/64), with keys (encrypted tunnel over IPv6).
 fn config_v6(me: usize, dir: &Path) -> String {
     format!(
         r#"
@@ -451,14 +465,18 @@ name = "tcpnc0"
 address = "fd77::{a}/64"
 listen = "[fd00:2::{a}]:51900"
 stats_file = "{stats}"
+private_key = "{own}"
 
 [[peer]]
 endpoint = "[fd00:2::{b}]:51900"
 allowed_ips = ["fd77::{b}/128"]
+public_key = "{peer}"
 "#,
         a = me + 1,
         b = 2 - me,
-        stats = dir.join(format!("stats{me}.json")).display()
+        stats = dir.join(format!("stats{me}.json")).display(),
+        own = V6_KEYS[me].0,
+        peer = V6_KEYS[1 - me].1,
     )
 }
 

@@ -1,7 +1,10 @@
 //! `tcpnc lab spoof` (internal): an on-path attacker in the emulator namespace. It captures the
-//! tunnel datagrams the relay sends to the server gateway (an `AF_PACKET` socket) and sends, from its own UDP socket, four forgeries of each: the
-//! datagram replayed as is, with one bit flipped, truncated to half, and garbage of the same
-//! shape. It counts what it sent and every datagram anyone sends back to it (there must be
+//! tunnel datagrams the relay sends to the server gateway (an `AF_PACKET` socket) and sends,
+//! from its own UDP socket, four forgeries of each: the *previous* captured datagram replayed as
+//! is, this one with one bit flipped, truncated to half, and garbage of the same shape. (A copy
+//! of the datagram just captured could overtake the original on a loaded machine: it would then
+//! be the first, authentic arrival of that counter, which WireGuard too accepts, and roaming
+//! would follow it; a replay is a copy of something the gateway already has.) It counts what it sent and every datagram anyone sends back to it (there must be
 //! none: a gateway never answers unauthenticated input), and prints one JSON line at the end.
 
 use std::io;
@@ -60,15 +63,20 @@ fn udp_payload_to(packet: &[u8], target: SocketAddrV4, own: u16) -> Option<&[u8]
     (dst == *target.ip() && port == target.port() && sport != own).then(|| &packet[ihl + 8..])
 }
 
-/// The four forgeries of a captured datagram (the `k`-th).
-fn forgeries(d: &[u8], k: u64) -> [Vec<u8>; 4] {
+/// The four forgeries of a captured datagram `d` (the `k`-th), `previous` the one before it.
+fn forgeries(d: &[u8], previous: &[u8], k: u64) -> [Vec<u8>; 4] {
     let mut flipped = d.to_vec();
     if !flipped.is_empty() {
         let bit = (k as usize * 37) % (flipped.len() * 8);
         flipped[bit / 8] ^= 1 << (bit % 8);
     }
     let garbage = (0..d.len()).map(|i| (i as u64 ^ k) as u8).collect();
-    [d.to_vec(), flipped, d[..d.len() / 2].to_vec(), garbage]
+    [
+        previous.to_vec(),
+        flipped,
+        d[..d.len() / 2].to_vec(),
+        garbage,
+    ]
 }
 
 /// Runs for `duration` (at most `max_captured` datagrams forged), then reports.
@@ -80,6 +88,7 @@ pub fn run(target: SocketAddrV4, duration: Duration, max_captured: u64) -> io::R
     let mut report = SpoofReport::default();
     let mut buf = vec![0u8; 65536];
     let mut scratch = [0u8; 2048];
+    let mut previous = Vec::new();
     let end = Instant::now() + duration;
     while Instant::now() < end {
         let n = match cap.recv(&mut buf) {
@@ -100,11 +109,12 @@ pub fn run(target: SocketAddrV4, duration: Duration, max_captured: u64) -> io::R
             && report.captured < max_captured
         {
             report.captured += 1;
-            for f in forgeries(d, report.captured) {
-                if out.send_to(&f, target).is_ok() {
+            for f in forgeries(d, &previous, report.captured) {
+                if !f.is_empty() && out.send_to(&f, target).is_ok() {
                     report.sent += 1;
                 }
             }
+            previous = d.to_vec();
         }
         while out.recv_from(&mut scratch).is_ok() {
             report.answers += 1;
@@ -137,9 +147,10 @@ mod tests {
             None
         );
         assert_eq!(udp_payload_to(&p, target, 0x1b5a), None, "our own forgery");
-        let f = forgeries(&[1, 2, 3, 4], 1);
-        assert_eq!(f[0], vec![1, 2, 3, 4]);
-        assert_ne!(f[1], f[0]);
+        let f = forgeries(&[1, 2, 3, 4], &[9, 9], 1);
+        assert_eq!(f[0], vec![9, 9], "the previous datagram, replayed");
+        assert_ne!(f[1], vec![1, 2, 3, 4]);
+        assert_eq!(f[1].len(), 4);
         assert_eq!(f[2], vec![1, 2]);
         assert_eq!(f[3].len(), 4);
     }

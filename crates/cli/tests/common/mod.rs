@@ -14,10 +14,20 @@ const DOC: &str = include_str!("../../../../docs/wire.md");
 
 /// (name, bytes) of every ```hex golden:NAME block of docs/wire.md.
 pub fn golden_blocks() -> Vec<(String, Vec<u8>)> {
+    hex_blocks("golden")
+}
+
+/// The tunnel envelope vectors of docs/wire.md section 10 (`hex envelope:NAME` blocks).
+pub fn envelope_blocks() -> Vec<(String, Vec<u8>)> {
+    hex_blocks("envelope")
+}
+
+fn hex_blocks(kind: &str) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut lines = DOC.lines();
+    let prefix = format!("```hex {kind}:");
     while let Some(line) = lines.next() {
-        let Some(name) = line.trim().strip_prefix("```hex golden:") else {
+        let Some(name) = line.trim().strip_prefix(prefix.as_str()) else {
             continue;
         };
         let mut bytes = Vec::new();
