@@ -45,10 +45,10 @@ impl UpArgs {
 pub fn run(args: &UpArgs) -> Result<()> {
     let file = args.config_file();
     let config = Config::load(&file).with_context(|| format!("bad config {}", file.display()))?;
-    if config.security == Security::Insecure {
-        eprintln!("tcpnc up: warning: {INSECURE_WARNING}");
-    }
     if args.check {
+        if config.security == Security::Insecure {
+            eprintln!("tcpnc up: warning: {INSECURE_WARNING}");
+        }
         println!(
             "{}: ok ({} peer(s), coding {:?})",
             file.display(),
@@ -58,6 +58,10 @@ pub fn run(args: &UpArgs) -> Result<()> {
         return Ok(());
     }
     crate::logging::init(config.interface.operate.level());
+    if config.security == Security::Insecure {
+        // A log line (journal-friendly), not a bare stderr line.
+        tracing::warn!("{INSECURE_WARNING}");
+    }
     anyhow::ensure!(
         args.stats_interval.is_finite() && args.stats_interval > 0.0,
         "--stats-interval must be a positive number of seconds"
