@@ -108,7 +108,17 @@ fn expected() -> BTreeSet<(String, String)> {
     .into_iter()
     .map(f)
     .collect();
-    for sub in ["up", "link", "stats", "sim", "bench", "lab", "experiment"] {
+    for sub in [
+        "up",
+        "genkey",
+        "pubkey",
+        "link",
+        "stats",
+        "sim",
+        "bench",
+        "lab",
+        "experiment",
+    ] {
         e.insert(f(&format!("/usr/share/man/man1/tcpnc-{sub}.1.gz")));
     }
     for ex in std::fs::read_dir(format!("{REPO}/contrib/examples")).unwrap() {
