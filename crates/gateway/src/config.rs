@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use tcpnc_proto::settings::{CodingMode, Policies, PolicyOverrides};
+use tcpnc_proto::settings::CodingMode;
 use tcpnc_wire::{OUTER_HEADER_V4, OUTER_HEADER_V6};
 use thiserror::Error;
 
@@ -16,6 +16,8 @@ use crate::cidr::{Cidr, first_host, max_prefix};
 use crate::operate::Operate;
 use crate::security::{self, Security};
 use tcpnc_tunnel::Key;
+
+pub use crate::coding_config::{Coding, RawCoding};
 
 /// Smallest accepted TUN MTU (the IPv4 minimum datagram size every host must accept).
 pub const MIN_MTU: u16 = 576;
@@ -112,23 +114,6 @@ pub struct RawInterface {
     pub private_key_file: Option<String>,
 }
 
-/// `[coding]` as written.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-pub struct RawCoding {
-    /// `"nc"` or `"off"`.
-    pub mode: Option<String>,
-    /// Coding buffer limit in packets per peer.
-    pub buffer_packets: Option<usize>,
-    /// Coding buffer limit in bytes per peer.
-    pub buffer_bytes: Option<usize>,
-    /// Base seed for the engines' coefficient generators.
-    pub seed: Option<u64>,
-    /// Every other key: the policies ([`PolicyOverrides`]: window, redundancy, scheme,
-    /// coefficients, repair, ack_rule), checked one by one so an error names its key.
-    #[serde(flatten)]
-    pub policies: toml::Table,
-}
-
 /// `[[peer]]` as written.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -171,22 +156,6 @@ pub struct Interface {
     pub queue_packets: usize,
     /// Operator keys: metrics server, log level ([`crate::operate`]).
     pub operate: Operate,
-}
-
-/// A validated `[coding]`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Coding {
-    /// On or off.
-    pub mode: CodingMode,
-    /// W, R, scheme, coefficients, repair, ACK rule: the product's set ([`Policies::product`])
-    /// with the keys the file gives.
-    pub policies: Policies,
-    /// Coding buffer limit (packets).
-    pub buffer_packets: usize,
-    /// Coding buffer limit (bytes).
-    pub buffer_bytes: usize,
-    /// Base seed; peer `i` uses `seed + i`.
-    pub seed: u64,
 }
 
 /// A validated `[[peer]]`.
@@ -440,78 +409,6 @@ impl RawInterface {
             operate: Operate::validate(self.metrics_listen, self.log_level)?,
         })
     }
-}
-
-impl RawCoding {
-    /// `[coding]` with `mode` and the policy keys `policies` gives (the rest: defaults).
-    pub fn new(mode: CodingMode, policies: &PolicyOverrides, seed: Option<u64>) -> RawCoding {
-        RawCoding {
-            mode: Some(mode.name().to_string()),
-            buffer_packets: None,
-            buffer_bytes: None,
-            seed,
-            policies: toml::Table::try_from(policies).unwrap_or_default(),
-        }
-    }
-
-    fn validate(self, iface: &Interface) -> Result<Coding, ConfigError> {
-        let mode = match self.mode.as_deref() {
-            None => CodingMode::default(),
-            Some(m) => m.parse().map_err(|e: tcpnc_proto::settings::UnknownName| {
-                ConfigError::invalid("coding.mode", e.to_string())
-            })?,
-        };
-        let policies = Policies::product().with(&policy_overrides(self.policies)?);
-        if let Err(e) = policies.validate() {
-            let key = match e {
-                tcpnc_proto::settings::PolicyError::Window(_) => "coding.window",
-                tcpnc_proto::settings::PolicyError::Redundancy(_) => "coding.redundancy",
-            };
-            return Err(ConfigError::invalid(key, e.to_string()));
-        }
-        let window = policies.window;
-        let buffer_packets = self.buffer_packets.unwrap_or(1024);
-        if buffer_packets < usize::from(window) {
-            return Err(ConfigError::invalid(
-                "coding.buffer_packets",
-                format!("{buffer_packets} is smaller than the coding window {window}"),
-            ));
-        }
-        let buffer_bytes = self.buffer_bytes.unwrap_or(4 << 20);
-        if buffer_bytes < usize::from(window) * usize::from(iface.mtu) {
-            return Err(ConfigError::invalid(
-                "coding.buffer_bytes",
-                format!(
-                    "{buffer_bytes} cannot hold one window ({window} x mtu {} bytes)",
-                    iface.mtu
-                ),
-            ));
-        }
-        Ok(Coding {
-            mode,
-            policies,
-            buffer_packets,
-            buffer_bytes,
-            seed: self.seed.unwrap_or(0x7c9_2c0de),
-        })
-    }
-}
-
-/// The policy keys of `[coding]`: each key is read on its own first, so that an unknown key or
-/// a bad value is reported with its name.
-fn policy_overrides(table: toml::Table) -> Result<PolicyOverrides, ConfigError> {
-    for (key, value) in &table {
-        if !PolicyOverrides::KEYS.contains(&key.as_str()) {
-            return Err(ConfigError::Syntax(format!(
-                "unknown key `coding.{key}` (expected one of mode, buffer_packets, buffer_bytes, seed, {})",
-                PolicyOverrides::KEYS.join(", ")
-            )));
-        }
-        let one = toml::Table::from_iter([(key.clone(), value.clone())]);
-        PolicyOverrides::deserialize(one)
-            .map_err(|e| ConfigError::invalid(format!("coding.{key}"), e.message()))?;
-    }
-    PolicyOverrides::deserialize(table).map_err(|e| ConfigError::Syntax(e.to_string()))
 }
 
 impl RawPeer {

@@ -1,14 +1,14 @@
 //! tcpnc gateway: the layer that talks to the OS.
 //!
 //! * [`config`]: the WireGuard-like TOML file of `tcpnc up`, validated with errors naming
-//!   the key and the reason.
+//!   the key and the reason; its `[coding]` table in [`coding_config`].
 //! * [`io`]: the [`io::Tun`] / [`io::Udp`] seams and in-memory fakes; [`sys`]: the real TUN
 //!   (tun-rs) and routes (UDP sockets come from `tcpnc-io`, shared with the `tcpnc link` relay
 //!   of `tcpnc-relay`).
 //! * [`peer_engine`]: the per-peer engine the loop drives, a [`tcpnc_proto::seam::Seam`]
 //!   element: the TCP/NC engine or the uncoded tagged pass-through.
 //! * [`gateway`]: the event loop (reader threads + one owner thread), routing by
-//!   allowed_ips (longest prefix), peers by endpoint, counters.
+//!   allowed_ips (longest prefix), peers by their authenticated datagrams, counters.
 //! * [`up`]: `tcpnc up` assembled from the above on real devices.
 //! * [`stats`]: the JSON stats snapshot and its rendering.
 //! * [`monitor`]: peer liveness, one log line per notable event, samples for recorders;
@@ -16,6 +16,7 @@
 //!   [`operate`]: the operator keys of `[interface]` (`metrics_listen`, `log_level`).
 
 pub mod cidr;
+pub mod coding_config;
 pub mod config;
 pub mod error;
 pub mod gateway;

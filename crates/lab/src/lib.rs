@@ -6,12 +6,14 @@
 //! kernel TCP with a chosen congestion control and check sha256 end to end. Everything the
 //! lab creates is removed on return, on error and on SIGINT/SIGTERM ([`guard`]).
 //!
-//! * [`topo`]: namespaces and veths; [`session`]: relay + gateways; [`transfer`]: one
+//! * [`topo`]: namespaces and veths; [`session`]: relay + gateways ([`emulator`]: the relay's
+//!   arguments from the path settings); [`transfer`]: one
 //!   measured transfer; [`measure`]: measurements and `compare` (the demo is an experiment
 //!   plan run by `tcpnc-experiment`); [`http`]: a stock HTTP client and server across the tunnel.
 //! * [`traffic`] and [`tcpinfo`]: the source and sink themselves.
 
 pub mod child;
+pub mod emulator;
 pub mod error;
 pub mod fault;
 pub mod guard;
