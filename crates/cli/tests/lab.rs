@@ -4,47 +4,13 @@
 //! it skips and passes. Everything runs inside namespaces the lab creates; every loop is
 //! bounded.
 
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use common::lab::{BIN, json_of, lab_capable, tcpnc};
 use tcpnc_gateway::sys::is_root;
-
-const BIN: &str = env!("CARGO_BIN_EXE_tcpnc");
-
-/// Whether this process is root and `ip` is present; prints why not.
-fn lab_capable(test: &str) -> bool {
-    if !is_root() {
-        eprintln!(
-            "skipping {test}: tcpnc lab needs root (network namespaces); run the tests as root"
-        );
-        return false;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("skipping {test}: the `ip` command (iproute2) is not installed");
-        return false;
-    }
-    true
-}
-
-fn tcpnc(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("run tcpnc")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "tcpnc failed: {}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
-}
 
 /// Namespaces whose name starts with `tcpnc-<pid>-`.
 fn namespaces_of(pid: u32) -> Vec<String> {

@@ -2,44 +2,10 @@
 //! killed (`kill -9`) and restarted mid-transfer. Root only (namespaces); elsewhere each test
 //! prints why it skips and passes. Everything runs inside namespaces the lab creates.
 
-use std::process::{Command, Output};
+mod common;
 
+use common::lab::{json_of, lab_capable, tcpnc};
 use serde_json::Value;
-use tcpnc_gateway::sys::is_root;
-
-const BIN: &str = env!("CARGO_BIN_EXE_tcpnc");
-
-fn lab_capable(test: &str) -> bool {
-    if !is_root() {
-        eprintln!(
-            "skipping {test}: tcpnc lab needs root (network namespaces); run the tests as root"
-        );
-        return false;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("skipping {test}: the `ip` command (iproute2) is not installed");
-        return false;
-    }
-    true
-}
-
-fn tcpnc(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("run tcpnc")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "tcpnc failed: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
-}
 
 fn sum_drops(tunnel: &Value) -> u64 {
     tunnel["drops"]

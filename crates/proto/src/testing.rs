@@ -6,11 +6,30 @@
 //!   path.
 //! * [`Recorder`]: swallows everything and records what it was handed and when: lets a test
 //!   check what a driver fed its element.
+//! * [`ipv4_udp`]: a minimal IPv4/UDP packet for tests of IP-level handling.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::seam::{Counters, Seam};
+
+/// An IPv4/UDP packet `src:sp -> dst:dp` carrying `data` (checksums left zero; a zero UDP
+/// checksum is legal in IPv4).
+pub fn ipv4_udp(src: [u8; 4], dst: [u8; 4], sp: u16, dp: u16, data: &[u8]) -> Vec<u8> {
+    let total = 28 + data.len();
+    let mut p = vec![0u8; total];
+    p[0] = 0x45;
+    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    p[8] = 64;
+    p[9] = 17;
+    p[12..16].copy_from_slice(&src);
+    p[16..20].copy_from_slice(&dst);
+    p[20..22].copy_from_slice(&sp.to_be_bytes());
+    p[22..24].copy_from_slice(&dp.to_be_bytes());
+    p[24..26].copy_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+    p[28..].copy_from_slice(data);
+    p
+}
 
 /// Holds local packets for a fixed time (see the module docs).
 #[derive(Debug, Default)]

@@ -1,6 +1,8 @@
-//! Shared by the dissector and deploy-page tests: the golden vectors of docs/wire.md and a pcap
-//! writer.
+//! Shared by the cli's integration tests: the golden vectors of docs/wire.md, a pcap writer and
+//! ([`lab`]) running `tcpnc` in the root lab tests.
 #![allow(dead_code)]
+
+pub mod lab;
 
 use std::path::Path;
 

@@ -307,23 +307,7 @@ pub(crate) fn write_ip_header(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// An IPv4/UDP packet (checksums left zero; UDP checksum 0 is legal in IPv4).
-    fn ipv4_udp(src: [u8; 4], dst: [u8; 4], sp: u16, dp: u16, data: &[u8]) -> Vec<u8> {
-        let total = 28 + data.len();
-        let mut p = vec![0u8; total];
-        p[0] = 0x45;
-        p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-        p[8] = 64;
-        p[9] = 17;
-        p[12..16].copy_from_slice(&src);
-        p[16..20].copy_from_slice(&dst);
-        p[20..22].copy_from_slice(&sp.to_be_bytes());
-        p[22..24].copy_from_slice(&dp.to_be_bytes());
-        p[24..26].copy_from_slice(&((8 + data.len()) as u16).to_be_bytes());
-        p[28..].copy_from_slice(data);
-        p
-    }
+    use crate::testing::ipv4_udp;
 
     #[test]
     fn reads_udp_v4_and_refuses_it_as_tcp() {

@@ -1,0 +1,45 @@
+//! Running `tcpnc` in the root lab tests (`lab.rs`, `lab_tunnel.rs`).
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use tcpnc_gateway::sys::is_root;
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_tcpnc");
+
+/// Whether this process is root and `ip` is present; prints why not.
+pub fn lab_capable(test: &str) -> bool {
+    if !is_root() {
+        eprintln!(
+            "skipping {test}: tcpnc lab needs root (network namespaces); run the tests as root"
+        );
+        return false;
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        eprintln!("skipping {test}: the `ip` command (iproute2) is not installed");
+        return false;
+    }
+    true
+}
+
+/// Runs `tcpnc ARGS` to completion.
+pub fn tcpnc(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("run tcpnc")
+}
+
+/// The one JSON object a successful run printed.
+pub fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "tcpnc failed: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
+}
