@@ -1,25 +1,15 @@
 //! `tcpnc genkey`, `tcpnc pubkey` and the `insecure = true` warning of `tcpnc up`.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
+
+use std::process::Command;
+
+use common::run_with_input;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcpnc");
 
 fn pubkey(private: &str) -> std::process::Output {
-    let mut child = Command::new(BIN)
-        .arg("pubkey")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(private.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    run_with_input(Command::new(BIN).arg("pubkey"), private.as_bytes())
 }
 
 #[test]

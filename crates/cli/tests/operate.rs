@@ -6,11 +6,14 @@
 //! frame. Skips (with the reason) without root or the tools; the tools are required under
 //! CI=true (scripts/test installs them).
 
+mod common;
+
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::run_with_input;
 use tcpnc_gateway::sys::is_root;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tcpnc");
@@ -201,21 +204,10 @@ fn value(page: &str, prefix: &str) -> f64 {
 }
 
 fn check_with_promtool(promtool: &str, page: &str) {
-    use std::io::Write;
-    let mut child = Command::new(promtool)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(page.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_with_input(
+        Command::new(promtool).args(["check", "metrics"]),
+        page.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "promtool: {}",

@@ -4,7 +4,9 @@
 
 pub mod lab;
 
+use std::io::Write;
 use std::path::Path;
+use std::process::{Command, Output, Stdio};
 
 /// The Wireshark dissector.
 pub const LUA: &str = concat!(
@@ -82,4 +84,16 @@ pub fn write_pcap(path: &Path, payloads: &[Vec<u8>]) {
         out.extend_from_slice(&ip);
     }
     std::fs::write(path, out).unwrap();
+}
+
+/// Runs `cmd` with `input` on its standard input; its output and status.
+pub fn run_with_input(cmd: &mut Command, input: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
 }
