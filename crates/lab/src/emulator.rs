@@ -34,6 +34,11 @@ pub fn relay_args(settings: &PathSettings, stats: &Path) -> RelayArgs {
         r.jitter_ms = Some(path.jitter_ms);
         r.reorder = path.reorder;
     }
+    if path.delay_switch_ms > 0.0 {
+        r.delay_switch_ms = Some(path.delay_switch_ms);
+        r.delay_sd_ms = Some(path.delay_sd_ms);
+        r.reorder = path.reorder;
+    }
     if path.reverse_loss > 0.0 {
         r.ba = vec![format!("loss={}", path.reverse_loss)];
     }
@@ -93,6 +98,8 @@ mod tests {
         p.spec.burst = 4.0;
         p.spec.jitter_ms = 5.0;
         p.spec.reorder = true;
+        p.spec.delay_sd_ms = 30.0;
+        p.spec.delay_switch_ms = 250.0;
         p.spec.reverse_loss = 0.02;
         let o = relay_args(&p, Path::new("/tmp/l.json")).options().unwrap();
         assert!(matches!(o.ab.loss, LossModel::GilbertElliott { .. }));
@@ -105,5 +112,11 @@ mod tests {
         assert_eq!(o.ab.jitter, o.ba.jitter);
         assert!(o.ab.jitter.allow_reordering);
         assert_eq!(o.ab.jitter.max, std::time::Duration::from_millis(5));
+        let switch =
+            o.ab.delay_switch
+                .expect("delay switching reaches the relay");
+        assert_eq!(Some(switch), o.ba.delay_switch);
+        assert_eq!(switch.every, std::time::Duration::from_millis(250));
+        assert_eq!(switch.sd, std::time::Duration::from_millis(30));
     }
 }

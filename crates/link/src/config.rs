@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+pub use crate::delay_switch::DelaySwitch;
+
 /// Errors reported by [`LinkConfig::validate`] and [`crate::Link::new`].
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum LinkError {
@@ -30,6 +32,9 @@ pub enum LinkError {
     /// A queue limit of zero would drop every packet.
     #[error("queue limit must be > 0")]
     ZeroQueueLimit,
+    /// Delay switching needs a positive time between switches.
+    #[error("delay switching needs a time between switches > 0")]
+    ZeroSwitchInterval,
 }
 
 /// Which packets are erased, and how.
@@ -192,7 +197,7 @@ pub enum QueueLimit {
 ///
 /// Processing order for a sent packet: duplication → loss (if [`LossPosition::BeforeQueue`])
 /// → drop-tail queue + token bucket → loss (if [`LossPosition::AfterQueue`]) → corruption →
-/// one-way delay + jitter → delivery.
+/// one-way delay (switched, if [`LinkConfig::delay_switch`]) + jitter → delivery.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LinkConfig {
     /// Loss model.
@@ -203,6 +208,8 @@ pub struct LinkConfig {
     pub delay: Duration,
     /// Random extra delay.
     pub jitter: Jitter,
+    /// Delay switching: the propagation delay redrawn every δ around `delay` (`None`: fixed).
+    pub delay_switch: Option<DelaySwitch>,
     /// Bottleneck rate; `None` = infinitely fast (no queueing).
     pub rate: Option<RateLimit>,
     /// Queue limit (only meaningful with a rate).
@@ -246,6 +253,13 @@ impl LinkConfig {
         self
     }
 
+    /// Redraws the propagation delay every `every` from a normal distribution around the
+    /// configured delay with standard deviation `sd` (Ha & Tsuru §4.2; [`DelaySwitch`]).
+    pub fn with_delay_switch(mut self, every: Duration, sd: Duration) -> Self {
+        self.delay_switch = Some(DelaySwitch { every, sd });
+        self
+    }
+
     /// Sets a token-bucket rate limit.
     pub fn with_rate(mut self, bits_per_sec: u64, bucket_bytes: u64) -> Self {
         self.rate = Some(RateLimit {
@@ -282,6 +296,11 @@ impl LinkConfig {
             && r.bits_per_sec == 0
         {
             return Err(LinkError::ZeroRate);
+        }
+        if let Some(d) = self.delay_switch
+            && d.every.is_zero()
+        {
+            return Err(LinkError::ZeroSwitchInterval);
         }
         match self.queue {
             QueueLimit::Packets(0) | QueueLimit::Bytes(0) => Err(LinkError::ZeroQueueLimit),

@@ -3,7 +3,8 @@
 //! A [`Link`] is one direction of a path. It models, per packet and in this order:
 //! duplication, loss before the queue (optional), a drop-tail queue feeding a token-bucket
 //! rate limiter, loss after the queue (default), corruption (one flipped bit), and a fixed
-//! one-way delay plus uniform jitter with or without reordering.
+//! one-way delay (fixed, or switched every δ as Ha & Tsuru §4.2) plus uniform jitter with or
+//! without reordering.
 //!
 //! The crate is sans-IO: time is a [`std::time::Duration`] from an origin chosen by the
 //! driver, passed into every call; randomness comes from a [`rng::Rng`] seeded by the
@@ -26,11 +27,14 @@
 //! ```
 
 pub mod config;
+pub mod delay_switch;
 pub mod link;
 pub mod loss;
 pub mod rng;
 
-pub use config::{Jitter, LinkConfig, LinkError, LossModel, LossPosition, QueueLimit, RateLimit};
+pub use config::{
+    DelaySwitch, Jitter, LinkConfig, LinkError, LossModel, LossPosition, QueueLimit, RateLimit,
+};
 pub use link::{Link, LinkStats};
 pub use loss::LossProcess;
 pub use rng::Rng;

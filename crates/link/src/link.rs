@@ -5,6 +5,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 
 use crate::config::{LinkConfig, LinkError, LossPosition, QueueLimit};
+use crate::delay_switch::SwitchedDelay;
 use crate::loss::LossProcess;
 use crate::rng::Rng;
 
@@ -85,6 +86,7 @@ pub struct Link {
     queue: VecDeque<(Duration, usize)>,
     queue_bytes: usize,
     last_delivery: Duration,
+    switched: SwitchedDelay,
     next_seq: u64,
     in_flight: BinaryHeap<InFlight>,
     stats: LinkStats,
@@ -107,6 +109,7 @@ impl Link {
             queue: VecDeque::new(),
             queue_bytes: 0,
             last_delivery: Duration::ZERO,
+            switched: SwitchedDelay::default(),
             next_seq: 0,
             in_flight: BinaryHeap::new(),
             stats: LinkStats::default(),
@@ -193,7 +196,13 @@ impl Link {
         } else {
             Duration::ZERO
         };
-        let mut at = depart + self.cfg.delay + jitter;
+        let delay = match &self.cfg.delay_switch {
+            Some(model) => self
+                .switched
+                .at(depart, self.cfg.delay, model, &mut self.rng),
+            None => self.cfg.delay,
+        };
+        let mut at = depart + delay + jitter;
         if !self.cfg.jitter.allow_reordering {
             at = at.max(self.last_delivery);
             self.last_delivery = at;

@@ -241,3 +241,43 @@ fn same_seed_same_output_different_seed_differs() {
     assert_eq!(run(11), run(11));
     assert_ne!(run(11).0, run(12).0);
 }
+
+/// Ha & Tsuru's delay switching (§4.2, τ = 0.5: mean 150 ms, σ 33 ms, δ = 50 ms): every packet
+/// of one interval takes the same delay, and a fall in the delay at a switch lets later packets
+/// overtake earlier ones; without reordering the same model keeps FIFO order.
+#[test]
+fn delay_switching_reorders_at_the_switches() {
+    let sd = Duration::from_secs_f64(0.1 / 3.0);
+    let cfg = LinkConfig::new()
+        .with_delay(150 * MS)
+        .with_delay_switch(50 * MS, sd)
+        .with_jitter(Duration::ZERO, true);
+    let gap = Duration::from_millis(2);
+    let out = drive(&mut Link::new(cfg.clone(), 9).unwrap(), 5000, 100, gap);
+    assert_eq!(out.len(), 5000);
+    let delay_of = |(t, p): &(Duration, Vec<u8>)| *t - gap * id(p) as u32;
+    for (i, pkt) in out.iter().enumerate() {
+        let same_slot = out
+            .iter()
+            .skip(i + 1)
+            .take(3)
+            .find(|q| id(&q.1) / 25 == id(&pkt.1) / 25 && id(&q.1) != id(&pkt.1));
+        if let Some(q) = same_slot {
+            assert_eq!(delay_of(pkt), delay_of(q), "one delay per 50 ms interval");
+        }
+    }
+    let reordered = out.windows(2).filter(|w| id(&w[1].1) < id(&w[0].1)).count();
+    assert!(reordered > 20, "{reordered} reorderings in 100 switches");
+    let mean = out.iter().map(|x| delay_of(x).as_secs_f64()).sum::<f64>() / 5000.0;
+    assert!((mean - 0.15).abs() < 0.015, "mean delay {mean}");
+
+    let fifo = cfg.with_jitter(Duration::ZERO, false);
+    let out = drive(&mut Link::new(fifo, 9).unwrap(), 5000, 100, gap);
+    assert!(out.windows(2).all(|w| id(&w[1].1) > id(&w[0].1)));
+}
+
+#[test]
+fn delay_switching_needs_an_interval() {
+    let cfg = LinkConfig::new().with_delay_switch(Duration::ZERO, MS);
+    assert!(Link::new(cfg, 1).is_err());
+}

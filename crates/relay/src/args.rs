@@ -1,7 +1,7 @@
 //! The flags of `tcpnc link` ([`RelayArgs`]), their meaning as two [`DirectionSpec`]s, the
 //! [`RelayOptions`] they build, and the argv that gives them back ([`RelayArgs::to_args`]).
 //!
-//! Path-shape flags (`--delay-ms`, `--jitter-ms`, `--reorder`, `--rate-mbit`, `--burst-bytes`,
+//! Path-shape flags (`--delay-ms`, `--delay-sd-ms`, `--delay-switch-ms`, `--jitter-ms`, `--reorder`, `--rate-mbit`, `--burst-bytes`,
 //! `--queue-packets`, `--queue-bytes`, `--loss-before-queue`) apply to BOTH directions (delay is
 //! one way). Impairment flags (`--loss`, `--ge`, `--dup`, `--corrupt`) apply to the DATA
 //! direction a→b only. `--ab KEY=VALUE` / `--ba KEY=VALUE` (repeatable) override any setting for
@@ -49,6 +49,13 @@ pub struct RelayArgs {
     /// Both directions: one-way delay in ms.
     #[arg(long, value_name = "MS")]
     pub delay_ms: Option<f64>,
+    /// Both directions: delay switching (Ha & Tsuru §4.2), standard deviation in ms of the
+    /// one-way delay, redrawn around --delay-ms every --delay-switch-ms.
+    #[arg(long, value_name = "MS")]
+    pub delay_sd_ms: Option<f64>,
+    /// Both directions: time between delay switches in ms (δ).
+    #[arg(long, value_name = "MS")]
+    pub delay_switch_ms: Option<f64>,
     /// Both directions: uniform extra delay in [0, MS].
     #[arg(long, value_name = "MS")]
     pub jitter_ms: Option<f64>,
@@ -82,8 +89,9 @@ pub struct RelayArgs {
     /// Data direction (a→b): probability of flipping one bit.
     #[arg(long, value_name = "P")]
     pub corrupt: Option<f64>,
-    /// Override for a→b only (repeatable): loss, ge, delay-ms, jitter-ms, reorder, rate-mbit,
-    /// burst-bytes, queue-packets, queue-bytes, dup, corrupt, loss-before-queue.
+    /// Override for a→b only (repeatable): loss, ge, delay-ms, delay-sd-ms, delay-switch-ms,
+    /// jitter-ms, reorder, rate-mbit, burst-bytes, queue-packets, queue-bytes, dup, corrupt,
+    /// loss-before-queue.
     #[arg(long = "ab", value_name = "KEY=VALUE")]
     pub ab: Vec<String>,
     /// Override for b→a only (repeatable), same keys as --ab.
@@ -107,6 +115,8 @@ impl RelayArgs {
             b_listen,
             b_peer: None,
             delay_ms: None,
+            delay_sd_ms: None,
+            delay_switch_ms: None,
             jitter_ms: None,
             reorder: false,
             rate_mbit: None,
@@ -129,6 +139,8 @@ impl RelayArgs {
     pub fn specs(&self) -> Result<(DirectionSpec, DirectionSpec), ArgsError> {
         let mut both = DirectionSpec {
             delay_ms: self.delay_ms,
+            delay_sd_ms: self.delay_sd_ms,
+            delay_switch_ms: self.delay_switch_ms,
             jitter_ms: self.jitter_ms,
             reorder: self.reorder.then_some(true),
             rate_mbit: self.rate_mbit,
@@ -191,6 +203,11 @@ impl RelayArgs {
         opt("b-listen", s(&self.b_listen));
         opt("b-peer", self.b_peer.map(|a| a.to_string()));
         opt("delay-ms", self.delay_ms.map(|x| x.to_string()));
+        opt("delay-sd-ms", self.delay_sd_ms.map(|x| x.to_string()));
+        opt(
+            "delay-switch-ms",
+            self.delay_switch_ms.map(|x| x.to_string()),
+        );
         opt("jitter-ms", self.jitter_ms.map(|x| x.to_string()));
         opt("rate-mbit", self.rate_mbit.map(|x| x.to_string()));
         opt("burst-bytes", self.burst_bytes.map(|x| x.to_string()));
@@ -266,6 +283,8 @@ mod tests {
             a_peer: Some(addr(3)),
             b_peer: Some("[::1]:9".parse().unwrap()),
             delay_ms: Some(20.5),
+            delay_sd_ms: Some(6.5),
+            delay_switch_ms: Some(50.0),
             jitter_ms: Some(0.1),
             reorder: true,
             rate_mbit: Some(1.0 / 3.0),
@@ -288,7 +307,10 @@ mod tests {
         back.queue_bytes = None; // the models take one queue limit, not both
         let (ab, ba) = back.specs().unwrap();
         assert_eq!((ab.loss, ba.loss), (Some(0.2), Some(0.05)));
-        assert_eq!(back.options().unwrap().seed, u64::MAX);
+        let o = back.options().unwrap();
+        assert_eq!(o.seed, u64::MAX);
+        assert_eq!(o.ab.delay_switch, o.ba.delay_switch);
+        assert_eq!(o.ab.delay_switch.unwrap().every.as_millis(), 50);
     }
 
     #[test]
@@ -299,5 +321,9 @@ mod tests {
         let mut b = RelayArgs::new(addr(1), addr(2));
         b.loss = Some(1.5);
         assert_eq!(b.options().unwrap_err().flag, "a->b link");
+        let mut c = RelayArgs::new(addr(1), addr(2));
+        c.delay_sd_ms = Some(5.0);
+        let e = c.options().unwrap_err();
+        assert!(e.to_string().contains("delay-switch-ms"), "{e}");
     }
 }

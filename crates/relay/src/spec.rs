@@ -29,7 +29,7 @@ pub enum SpecError {
 }
 
 /// Keys accepted by [`DirectionSpec::set`].
-pub const KEYS: &str = "loss, ge, delay-ms, jitter-ms, reorder, rate-mbit, burst-bytes, queue-packets, queue-bytes, dup, corrupt, loss-before-queue";
+pub const KEYS: &str = "loss, ge, delay-ms, delay-sd-ms, delay-switch-ms, jitter-ms, reorder, rate-mbit, burst-bytes, queue-packets, queue-bytes, dup, corrupt, loss-before-queue";
 
 /// Gilbert-Elliott parameters: `p,r[,loss_bad[,loss_good]]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,6 +53,10 @@ pub struct DirectionSpec {
     pub ge: Option<GeSpec>,
     /// One-way delay in ms.
     pub delay_ms: Option<f64>,
+    /// Delay switching: standard deviation of the one-way delay in ms (Ha & Tsuru §4.2).
+    pub delay_sd_ms: Option<f64>,
+    /// Delay switching: time between switches in ms.
+    pub delay_switch_ms: Option<f64>,
     /// Uniform jitter bound in ms.
     pub jitter_ms: Option<f64>,
     /// Whether jitter may reorder packets.
@@ -130,6 +134,8 @@ impl DirectionSpec {
             "loss" => self.loss = Some(non_negative(key, value)?),
             "ge" => self.ge = Some(parse_ge(value)?),
             "delay-ms" => self.delay_ms = Some(non_negative(key, value)?),
+            "delay-sd-ms" => self.delay_sd_ms = Some(non_negative(key, value)?),
+            "delay-switch-ms" => self.delay_switch_ms = Some(non_negative(key, value)?),
             "jitter-ms" => self.jitter_ms = Some(non_negative(key, value)?),
             "reorder" => self.reorder = Some(boolean(key, value)?),
             "rate-mbit" => self.rate_mbit = Some(non_negative(key, value)?),
@@ -161,6 +167,8 @@ impl DirectionSpec {
             loss: over.loss.or(self.loss),
             ge: over.ge.or(self.ge),
             delay_ms: over.delay_ms.or(self.delay_ms),
+            delay_sd_ms: over.delay_sd_ms.or(self.delay_sd_ms),
+            delay_switch_ms: over.delay_switch_ms.or(self.delay_switch_ms),
             jitter_ms: over.jitter_ms.or(self.jitter_ms),
             reorder: over.reorder.or(self.reorder),
             rate_mbit: over.rate_mbit.or(self.rate_mbit),
@@ -195,6 +203,18 @@ impl DirectionSpec {
             )
             .with_duplicate_prob(self.dup.unwrap_or(0.0))
             .with_corrupt_prob(self.corrupt.unwrap_or(0.0));
+        match (self.delay_switch_ms, self.delay_sd_ms) {
+            (Some(every), sd) if every > 0.0 => {
+                cfg = cfg.with_delay_switch(ms(every), ms(sd.unwrap_or(0.0)));
+            }
+            (_, Some(sd)) if sd > 0.0 => {
+                return Err(SpecError::Value {
+                    key: "delay-sd-ms".into(),
+                    reason: "needs delay-switch-ms > 0 (the time between delay switches)".into(),
+                });
+            }
+            _ => {}
+        }
         if self.loss_before_queue.unwrap_or(false) {
             cfg = cfg.with_loss_position(LossPosition::BeforeQueue);
         }

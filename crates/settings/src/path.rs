@@ -63,6 +63,13 @@ pub struct PathSpec {
     pub jitter_ms: f64,
     /// Let the jitter reorder packets (otherwise each packet waits for its predecessor).
     pub reorder: bool,
+    /// Delay switching (Ha & Tsuru §4.2): the one-way delay is redrawn every
+    /// `delay_switch_ms` from a normal distribution around `delay_ms` with this standard
+    /// deviation in ms, both directions (0: a fixed delay). With `reorder` a fall in the delay
+    /// reorders packets.
+    pub delay_sd_ms: f64,
+    /// δ, the time between delay switches in ms (0: no switching).
+    pub delay_switch_ms: f64,
     /// Drop-tail bottleneck queue in packets, both directions (`None`: one bandwidth-delay
     /// product, at least 32 packets: [`PathSpec::queue`]).
     pub queue_packets: Option<usize>,
@@ -72,7 +79,7 @@ pub struct PathSpec {
 
 impl PathSpec {
     /// The keys, in the order of the struct (plan keys, CSV columns, result keys).
-    pub const KEYS: [&'static str; 9] = [
+    pub const KEYS: [&'static str; 11] = [
         "rate_mbit",
         "delay_ms",
         "loss",
@@ -80,6 +87,8 @@ impl PathSpec {
         "reverse_loss",
         "jitter_ms",
         "reorder",
+        "delay_sd_ms",
+        "delay_switch_ms",
         "queue_packets",
         "loss_position",
     ];
@@ -94,6 +103,8 @@ impl PathSpec {
             reverse_loss: 0.0,
             jitter_ms: 0.0,
             reorder: false,
+            delay_sd_ms: 0.0,
+            delay_switch_ms: 0.0,
             queue_packets: None,
             loss_position: LossPosition::AfterQueue,
         }
@@ -135,6 +146,8 @@ impl PathSpec {
             reverse_loss: o.reverse_loss.unwrap_or(self.reverse_loss),
             jitter_ms: o.jitter_ms.unwrap_or(self.jitter_ms),
             reorder: o.reorder.unwrap_or(self.reorder),
+            delay_sd_ms: o.delay_sd_ms.unwrap_or(self.delay_sd_ms),
+            delay_switch_ms: o.delay_switch_ms.unwrap_or(self.delay_switch_ms),
             queue_packets: o.queue_packets.or(self.queue_packets),
             loss_position: o.loss_position.unwrap_or(self.loss_position),
         }
@@ -152,10 +165,22 @@ impl PathSpec {
         if !(self.rate_mbit.is_finite() && self.rate_mbit > 0.0) {
             return err("rate_mbit", self.rate_mbit, "must be > 0");
         }
-        for (key, v) in [("delay_ms", self.delay_ms), ("jitter_ms", self.jitter_ms)] {
+        for (key, v) in [
+            ("delay_ms", self.delay_ms),
+            ("jitter_ms", self.jitter_ms),
+            ("delay_sd_ms", self.delay_sd_ms),
+            ("delay_switch_ms", self.delay_switch_ms),
+        ] {
             if !(v.is_finite() && v >= 0.0) {
                 return err(key, v, "must be >= 0");
             }
+        }
+        if self.delay_sd_ms > 0.0 && self.delay_switch_ms == 0.0 {
+            return err(
+                "delay_switch_ms",
+                0.0,
+                "must be > 0 when delay_sd_ms is set (the time between delay switches)",
+            );
         }
         for (key, v) in [("loss", self.loss), ("reverse_loss", self.reverse_loss)] {
             if !(0.0..1.0).contains(&v) {
@@ -225,6 +250,16 @@ pub struct PathOverrides {
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reorder: Option<bool>,
+    /// Delay switching (Ha & Tsuru §4.2): standard deviation in ms of the one-way delay,
+    /// redrawn around --delay-ms every --delay-switch-ms [default: 0 = fixed delay].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MS"))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_sd_ms: Option<f64>,
+    /// Delay switching: time between switches in ms (δ; the paper uses 50-1000) [default: 0 =
+    /// no switching].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MS"))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_switch_ms: Option<f64>,
     /// Drop-tail queue in packets, both directions [default: 1000 in tcpnc sim; one
     /// bandwidth-delay product, at least 32, in tcpnc lab].
     #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
@@ -248,6 +283,8 @@ impl From<PathSpec> for PathOverrides {
             reverse_loss: Some(p.reverse_loss),
             jitter_ms: Some(p.jitter_ms),
             reorder: Some(p.reorder),
+            delay_sd_ms: Some(p.delay_sd_ms),
+            delay_switch_ms: Some(p.delay_switch_ms),
             queue_packets: p.queue_packets,
             loss_position: Some(p.loss_position),
         }
@@ -331,6 +368,13 @@ mod tests {
                 ..o
             }),
             "reverse_loss"
+        );
+        assert_eq!(
+            bad(PathOverrides {
+                delay_sd_ms: Some(10.0),
+                ..o
+            }),
+            "delay_switch_ms"
         );
     }
 

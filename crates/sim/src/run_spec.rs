@@ -119,6 +119,12 @@ impl RunSpec {
         let jitter = secs(path.jitter_ms / 1e3, "--jitter-ms")?;
         cfg.forward = cfg.forward.with_jitter(jitter, path.reorder);
         cfg.reverse = cfg.reverse.with_jitter(jitter, path.reorder);
+        if path.delay_switch_ms > 0.0 {
+            let every = secs(path.delay_switch_ms / 1e3, "--delay-switch-ms")?;
+            let sd = secs(path.delay_sd_ms / 1e3, "--delay-sd-ms")?;
+            cfg.forward = cfg.forward.with_delay_switch(every, sd);
+            cfg.reverse = cfg.reverse.with_delay_switch(every, sd);
+        }
         cfg.mtu = self.mtu;
         cfg.rx_buffer = self.buffer_kib.saturating_mul(1024);
         cfg.tx_buffer = cfg.rx_buffer;
