@@ -49,6 +49,9 @@ pub struct Params {
     pub mtu: usize,
     /// Bound on one run: virtual seconds (sim, fixed-size transfers) or wall seconds (lab).
     pub timeout_s: f64,
+    /// The name of the curve this point belongs to (e.g. a `[[variant]]`'s protocol name):
+    /// plots and summaries name the series by it instead of the keys it stands for.
+    pub series: Option<String>,
 }
 
 impl Default for Params {
@@ -67,12 +70,13 @@ impl Default for Params {
             ack_delay_ms: 10,
             mtu: 1500,
             timeout_s: 600.0,
+            series: None,
         }
     }
 }
 
 /// The keys of [`Params`] after the policy keys, in CSV column order.
-const RUN_KEYS: [&str; 8] = [
+const RUN_KEYS: [&str; 9] = [
     "buffer_packets",
     "bytes",
     "flows",
@@ -81,6 +85,7 @@ const RUN_KEYS: [&str; 8] = [
     "ack_delay_ms",
     "mtu",
     "timeout_s",
+    "series",
 ];
 
 /// Every key of [`Params`] in CSV column order: the path and policy keys come from the shared

@@ -16,6 +16,10 @@
 //! [[group]]
 //! fixed = { mode = "nc" }
 //! sweep = { window = [2, 3] }
+//! [[variant]]                   # optional: every group is run once per variant, with the
+//! repair = "off"                # variant's keys fixed (several keys that change together,
+//! [[variant]]                   # e.g. a protocol's policy set, crossed with the groups)
+//! repair = "deficit"
 //! [plot]
 //! x = "redundancy"              # x axis (a numeric key)
 //! best_over = ["window"]        # per series and x, keep the best mean over these keys
@@ -97,6 +101,8 @@ struct PlanFile {
     sweep: Table,
     #[serde(default)]
     group: Vec<GroupFile>,
+    #[serde(default)]
+    variant: Vec<Table>,
     #[serde(default)]
     plot: PlotSpec,
 }
@@ -214,49 +220,71 @@ impl Plan {
     }
 }
 
-/// Every point of every group (the plan's fixed and sweep tables under the group's), in
-/// expansion order, without duplicates.
+/// Every point of every variant and group (the plan's fixed table, then the variant's keys,
+/// then the group's fixed and sweep tables), in expansion order, without duplicates.
 fn expand(file: &PlanFile) -> std::result::Result<Vec<Point>, String> {
     let groups = if file.group.is_empty() {
         vec![GroupFile::default()]
     } else {
         file.group.clone()
     };
+    let variants = if file.variant.is_empty() {
+        vec![Table::new()]
+    } else {
+        file.variant.clone()
+    };
     let mut points: Vec<Point> = Vec::new();
     let mut seen = BTreeSet::new();
-    for (gi, g) in groups.iter().enumerate() {
-        let mut fixed = file.fixed.clone();
-        fixed.extend(g.fixed.clone());
-        let mut sweep = file.sweep.clone();
-        sweep.extend(g.sweep.clone());
-        let at = |t: &str| {
-            if gi == 0 && g.fixed.is_empty() && g.sweep.is_empty() {
-                format!("[{t}]")
-            } else {
-                format!("[{t}] or [[group]] #{}", gi + 1)
-            }
-        };
-        check_keys(&fixed, &at("fixed"))?;
-        let axes = sweep_axes(&sweep, &at("sweep"))?;
-        check_keys(&sweep, &at("sweep"))?;
-        for combo in cartesian(&axes) {
-            let mut t = fixed.clone();
-            for (k, v) in combo {
-                t.insert(k.to_string(), v);
-            }
-            let params = Params::deserialize(Value::Table(t)).map_err(|e| e.to_string())?;
-            params
-                .validate()
-                .map_err(|d| format!("{}: {d}", at("sweep")))?;
-            if seen.insert(params.cells()) {
-                points.push(Point {
-                    params,
-                    label: String::new(),
-                });
-            }
+    for (vi, variant) in variants.iter().enumerate() {
+        check_keys(variant, &format!("[[variant]] #{}", vi + 1))?;
+        for (gi, g) in groups.iter().enumerate() {
+            let mut fixed = file.fixed.clone();
+            fixed.extend(variant.clone());
+            fixed.extend(g.fixed.clone());
+            expand_group(file, g, gi, fixed, &mut points, &mut seen)?;
         }
     }
     Ok(points)
+}
+
+/// The points of group `g` (number `gi`) over the `fixed` keys, appended to `points`.
+fn expand_group(
+    file: &PlanFile,
+    g: &GroupFile,
+    gi: usize,
+    fixed: Table,
+    points: &mut Vec<Point>,
+    seen: &mut BTreeSet<Vec<String>>,
+) -> std::result::Result<(), String> {
+    let mut sweep = file.sweep.clone();
+    sweep.extend(g.sweep.clone());
+    let at = |t: &str| {
+        if gi == 0 && g.fixed.is_empty() && g.sweep.is_empty() {
+            format!("[{t}]")
+        } else {
+            format!("[{t}] or [[group]] #{}", gi + 1)
+        }
+    };
+    check_keys(&fixed, &at("fixed"))?;
+    let axes = sweep_axes(&sweep, &at("sweep"))?;
+    check_keys(&sweep, &at("sweep"))?;
+    for combo in cartesian(&axes) {
+        let mut t = fixed.clone();
+        for (k, v) in combo {
+            t.insert(k.to_string(), v);
+        }
+        let params = Params::deserialize(Value::Table(t)).map_err(|e| e.to_string())?;
+        params
+            .validate()
+            .map_err(|d| format!("{}: {d}", at("sweep")))?;
+        if seen.insert(params.cells()) {
+            points.push(Point {
+                params,
+                label: String::new(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The swept keys with their values, in [`keys`] order.
@@ -373,7 +401,7 @@ pub fn label(p: &Params, shown: &[&str]) -> String {
         .filter(|k| p.mode == PathMode::Nc || !nc_only(k))
         .filter_map(|k| keys().iter().position(|x| x == k).map(|i| (*k, &cells[i])))
         .map(|(k, v)| match k {
-            "mode" | "cc" => v.clone(),
+            "mode" | "cc" | "series" => v.clone(),
             _ if v.is_empty() => format!("{k}=auto"),
             _ => format!("{k}={v}"),
         })

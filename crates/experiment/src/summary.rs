@@ -135,12 +135,14 @@ pub fn summarize(plan: &Plan, rows: &[Row]) -> Summary {
         })
         .collect();
     let best_over: Vec<&str> = plan.plot.best_over.iter().map(String::as_str).collect();
-    let series_keys: Vec<&'static str> = plan
-        .varying
-        .iter()
-        .copied()
-        .filter(|k| *k != plan.x && !best_over.contains(k))
-        .collect();
+    let series_keys = named_series_keys(
+        plan,
+        plan.varying
+            .iter()
+            .copied()
+            .filter(|k| *k != plan.x && !best_over.contains(k))
+            .collect(),
+    );
     let xi = key_index(plan.x);
     let mut curves: Vec<Curve> = Vec::new();
     for p in &points {
@@ -260,4 +262,34 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
 pub fn write_summary(plan: &Plan, s: &Summary, path: &Path) -> Result<()> {
     let text = serde_json::to_string_pretty(&summary_json(plan, s)).unwrap_or_default();
     std::fs::write(path, text + "\n").map_err(ExperimentError::file(path))
+}
+
+/// The keys that name a series: without those a `series` name stands for (keys with one value
+/// per name, e.g. a variant's policy keys) and those that only relabel x (one value per x and
+/// one x per value, e.g. a delay's spread swept together with the delay).
+fn named_series_keys(plan: &Plan, keys: Vec<&'static str>) -> Vec<&'static str> {
+    let named = keys.contains(&"series");
+    keys.into_iter()
+        .filter(|k| {
+            *k == "series"
+                || !((named && determines(plan, "series", k))
+                    || (determines(plan, plan.x, k) && determines(plan, k, plan.x)))
+        })
+        .collect()
+}
+
+/// Whether every point with the same value of key `a` has the same value of key `b`.
+fn determines(plan: &Plan, a: &str, b: &str) -> bool {
+    let (ai, bi) = (key_index(a), key_index(b));
+    let mut seen: Vec<(String, String)> = Vec::new();
+    plan.points.iter().all(|p| {
+        let c = p.params.cells();
+        match seen.iter().find(|(x, _)| *x == c[ai]) {
+            Some((_, v)) => *v == c[bi],
+            None => {
+                seen.push((c[ai].clone(), c[bi].clone()));
+                true
+            }
+        }
+    })
 }

@@ -173,3 +173,32 @@ fn shipped_plans_parse() {
     }
     assert!(n >= 6, "expected the shipped plans in {}", dir.display());
 }
+
+/// `[[variant]]` crosses every group with a set of keys that change together.
+#[test]
+fn variants_cross_the_groups() {
+    let text = "backend = \"sim\"\n[fixed]\nloss = 0.05\n\
+                [[group]]\nfixed = { delay_ms = 60.0, delay_sd_ms = 0.0 }\n\
+                [[group]]\nfixed = { delay_ms = 260.0, delay_sd_ms = 66.7 }\n\
+                sweep = { delay_switch_ms = [50.0, 1000.0] }\n\
+                [[variant]]\nmode = \"plain\"\n\
+                [[variant]]\nmode = \"nc\"\nrepair = \"off\"\nunordering = \"off\"\n";
+    let plan = Plan::parse(text, Path::new("v.toml")).unwrap();
+    assert_eq!(plan.points.len(), 2 * 3);
+    let nc: Vec<_> = plan
+        .points
+        .iter()
+        .filter(|p| p.params.mode == tcpnc_experiment::params::PathMode::Nc)
+        .collect();
+    assert_eq!(nc.len(), 3);
+    assert!(nc.iter().all(|p| p.params.coding.repair.is_some()));
+    assert!(nc.iter().any(|p| p.params.path.delay_sd_ms == Some(66.7)));
+    let e = match Plan::parse(
+        "backend = \"sim\"\n[[variant]]\nrepiar = \"off\"\n",
+        Path::new("b.toml"),
+    ) {
+        Err(ExperimentError::Plan { detail, .. }) => detail,
+        other => panic!("expected a plan error, got {other:?}"),
+    };
+    assert!(e.contains("[[variant]] #1") && e.contains("repiar"), "{e}");
+}
