@@ -98,7 +98,10 @@ impl Vbnc {
 
     /// Takes one observation and applies the rules; returns the window.
     pub fn observe(&mut self, o: &Observation) -> usize {
-        let flight = o.acked.map_or(0, |a| o.sent_end.wrapping_sub(a)).min(i32::MAX as u32);
+        let flight = o
+            .acked
+            .map_or(0, |a| o.sent_end.wrapping_sub(a))
+            .min(i32::MAX as u32);
         self.measure_round(o, flight);
         let size = o.packet_size.max(1);
         let newly_acked = match (self.acked, o.acked) {
@@ -110,7 +113,9 @@ impl Vbnc {
         };
         self.acked = o.acked.or(self.acked);
         let rtt = o.rtt.unwrap_or(FIRST_ROUND);
-        let may_shrink = self.shrunk_at.is_none_or(|t| o.now.saturating_sub(t) >= rtt);
+        let may_shrink = self
+            .shrunk_at
+            .is_none_or(|t| o.now.saturating_sub(t) >= rtt);
         let loss = o.losses > self.losses;
         self.losses = o.losses;
         let above_bound = o.rtt.is_some_and(|r| r > RTT_BOUND);

@@ -185,5 +185,11 @@ fn engine_frames_start_at_one_packet_and_grow_to_w() {
     assert_eq!(&vbnc[..10], &[1; 10], "{:?}", &vbnc[..20]);
     assert_eq!(vbnc.iter().copied().max(), Some(8), "grows to W");
     let first_full = vbnc.iter().position(|&n| n == 8).unwrap();
-    assert!(vbnc[..first_full].windows(2).filter(|p| p[1] < p[0]).count() <= 2);
+    assert!(
+        vbnc[..first_full]
+            .windows(2)
+            .filter(|p| p[1] < p[0])
+            .count()
+            <= 2
+    );
 }

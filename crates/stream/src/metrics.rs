@@ -203,13 +203,22 @@ mod tests {
         assert_eq!(s.latency_max_ms, 130.0);
         assert_eq!(s.latency_p95_ms, 130.0);
         // Jitter: |50-40| - 0 = 0, |120-40| = 80, |(-30)-40| = 70 → mean 50.
-        assert!((s.jitter_mean_ms - 50.0).abs() < 1e-9, "{}", s.jitter_mean_ms);
+        assert!(
+            (s.jitter_mean_ms - 50.0).abs() < 1e-9,
+            "{}",
+            s.jitter_mean_ms
+        );
         assert_eq!(s.stalls, 2);
         // 4000 bytes over 0.21 s.
         assert!((s.goodput_mbit - 4000.0 * 8.0 / 0.21 / 1e6).abs() < 1e-9);
         let csv = series_csv("plain", &rs, true);
         assert_eq!(csv.lines().count(), 6);
-        assert!(csv.lines().nth(3).unwrap().starts_with("plain,2,1000,0.080000,0.210000,130.000,80.000,true"));
+        assert!(
+            csv.lines()
+                .nth(3)
+                .unwrap()
+                .starts_with("plain,2,1000,0.080000,0.210000,130.000,80.000,true")
+        );
         assert!(csv.lines().nth(5).unwrap().ends_with(",,,false"));
     }
 }

@@ -129,17 +129,25 @@ impl Trace {
             let (Some(t), Some(s)) = (fields.next(), fields.next()) else {
                 return Err(err("expected time_s,size_bytes".into()));
             };
-            let t: f64 = t.parse().map_err(|_| err(format!("time '{t}' is not a number")))?;
+            let t: f64 = t
+                .parse()
+                .map_err(|_| err(format!("time '{t}' is not a number")))?;
             let at = Duration::try_from_secs_f64(t)
                 .map_err(|_| err(format!("time {t} is not a non-negative number of seconds")))?;
-            let size: u32 = s.parse().map_err(|_| err(format!("size '{s}' is not a byte count")))?;
+            let size: u32 = s
+                .parse()
+                .map_err(|_| err(format!("size '{s}' is not a byte count")))?;
             if !(1..=MAX_FRAME).contains(&size) {
                 return Err(err(format!("size {size} outside 1..={MAX_FRAME}")));
             }
             if frames.last().is_some_and(|f| f.at > at) {
                 return Err(err(format!("time {t} goes backwards")));
             }
-            frames.push(Frame { at, size, kind: None });
+            frames.push(Frame {
+                at,
+                size,
+                kind: None,
+            });
         }
         if frames.is_empty() {
             return Err(TraceError::Empty);
@@ -336,7 +344,10 @@ mod tests {
 
     #[test]
     fn presets_match_table_one_means() {
-        for (p, rate, frame) in [(Preset::Lambs, 5.8e5, 2.9e3), (Preset::Formula1, 8.4e5, 4.2e3)] {
+        for (p, rate, frame) in [
+            (Preset::Lambs, 5.8e5, 2.9e3),
+            (Preset::Formula1, 8.4e5, 4.2e3),
+        ] {
             let t = TraceModel::preset(p, 100.0).generate(1).unwrap();
             let mean = t.bytes() as f64 / t.frames.len() as f64;
             assert!((t.mean_bit_rate() / rate - 1.0).abs() < 0.06, "{p:?}");
@@ -346,7 +357,9 @@ mod tests {
 
     #[test]
     fn file_format_round_trips_and_refuses_bad_lines() {
-        let t = TraceModel::preset(Preset::Formula1, 2.0).generate(3).unwrap();
+        let t = TraceModel::preset(Preset::Formula1, 2.0)
+            .generate(3)
+            .unwrap();
         let back = Trace::parse(&t.to_text()).unwrap();
         assert_eq!(back.frames.len(), t.frames.len());
         for (a, b) in t.frames.iter().zip(&back.frames) {
@@ -356,7 +369,10 @@ mod tests {
         let ok = Trace::parse("# c\n\n0,100\n0.04, 200 ,P\n").unwrap();
         assert_eq!(ok.frames.len(), 2);
         for bad in ["0,x", "0", "-1,5", "1,5\n0.5,5", "0,0", "nan,3"] {
-            assert!(matches!(Trace::parse(bad), Err(TraceError::Line { .. })), "{bad}");
+            assert!(
+                matches!(Trace::parse(bad), Err(TraceError::Line { .. })),
+                "{bad}"
+            );
         }
         assert_eq!(Trace::parse("# nothing\n"), Err(TraceError::Empty));
         let mut m = TraceModel::preset(Preset::Target, 1.0);

@@ -157,7 +157,10 @@ impl SenderHalf {
     /// to the first unseen packet even after the combinations before it were overtaken), at
     /// most 255.
     fn coding_window(&self, cx: &Context<'_>) -> usize {
-        let w = self.vbnc.as_ref().map_or(cx.config.coding_window, Vbnc::window);
+        let w = self
+            .vbnc
+            .as_ref()
+            .map_or(cx.config.coding_window, Vbnc::window);
         (w + usize::from(self.unordering)).min(crate::config::MAX_CODING_WINDOW)
     }
 
