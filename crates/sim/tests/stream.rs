@@ -1,7 +1,17 @@
 //! The streaming workload in the simulator (issue 12's CI target): a short 4 Mbit/s, 30
-//! frames/s stream over 20 Mbit/s, 20 ms one way and 10 % random loss. Every frame arrives
-//! intact with every scheme, and VBNC's 95th-percentile frame latency is below that of nc with
-//! a fixed window and of plain TCP.
+//! frames/s stream over 20 Mbit/s, 20 ms one way and 10 % random loss, plain TCP (smoltcp
+//! Reno, no SACK), nc with a fixed W = 16 and nc with VBNC (at most 16), same seeds.
+//!
+//! Asserted: every frame arrives intact with both nc schemes (and every frame plain TCP
+//! delivers in the time limit is intact); both nc schemes' 95th-percentile frame latency is far
+//! below plain TCP's (a frame plain TCP never delivered counts as later than any); and VBNC's
+//! p95 is no worse than the fixed window's (within 1 ms).
+//!
+//! Not asserted, because it does not hold: the issue's "VBNC's p95 below fixed-window nc's".
+//! tcpnc's sliding-window code never waits to fill a block, and a fixed W already spans only
+//! the packets in flight, so the two give the same latency here to within microseconds
+//! (docs/streaming.md, docs/engine.md "Variable coding window"). The VBNC bound is checked to
+//! bite: with the window stuck at 1 (growth rule disabled) its p95 rises above the fixed one's.
 
 use std::time::Duration;
 
@@ -38,13 +48,47 @@ fn run(seed: u64) -> Vec<SchemeResult> {
     run_stream(&spec(seed), &trace, Duration::from_secs(1)).unwrap()
 }
 
+/// The 95th-percentile latency in ms counting undelivered frames as infinitely late.
+fn p95_all(r: &SchemeResult) -> f64 {
+    let mut l: Vec<f64> = r
+        .records
+        .iter()
+        .map(|f| f.latency_ms().unwrap_or(f64::INFINITY))
+        .collect();
+    l.sort_by(f64::total_cmp);
+    l[(l.len() * 95).div_ceil(100) - 1]
+}
+
 #[test]
-fn vbnc_tail_latency_below_fixed_nc_and_plain_at_ten_percent_loss() {
+fn nc_tail_latency_at_ten_percent_loss_vbnc_no_worse_than_fixed() {
     for seed in [1, 2] {
         let rs = run(seed);
+        let [plain, fixed, vbnc] = [&rs[0], &rs[1], &rs[2]];
+        assert_eq!(
+            [&*plain.scheme, &*fixed.scheme, &*vbnc.scheme],
+            ["plain-reno", "nc-fixed", "nc-vbnc"]
+        );
         for r in &rs {
-            eprintln!("seed {seed} {:<11} {:?}", r.scheme, r.summary);
-            eprintln!("  {:?} {:?}", r.report.tcp, r.report.client_box.get("repairs_sent"));
+            eprintln!(
+                "seed {seed} {:<11} p95 {:.1} ms (all frames {:.1}) delivered {}/{}",
+                r.scheme,
+                r.summary.latency_p95_ms,
+                p95_all(r),
+                r.summary.delivered,
+                r.summary.frames
+            );
+            assert_eq!(r.summary.intact, r.summary.delivered, "{}", r.scheme);
         }
+        for nc in [fixed, vbnc] {
+            assert!(nc.report.integrity_ok, "{}", nc.scheme);
+            assert_eq!(nc.summary.intact, nc.summary.frames, "{}", nc.scheme);
+            assert!(p95_all(nc) * 10.0 < p95_all(plain), "{}", nc.scheme);
+        }
+        assert!(
+            p95_all(vbnc) <= p95_all(fixed) + 1.0,
+            "seed {seed}: vbnc {} fixed {}",
+            p95_all(vbnc),
+            p95_all(fixed)
+        );
     }
 }
