@@ -24,7 +24,7 @@ pub trait Workload {
 }
 
 /// The bulk transfer: `total` seeded bytes as fast as the socket takes them.
-pub struct Bulk {
+pub(crate) struct Bulk {
     pub source: Source,
     pub sink: Sink,
 }
@@ -51,7 +51,7 @@ impl Workload for Bulk {
 }
 
 /// Writes `total` seeded pseudo-random bytes into a socket, hashing what it writes.
-pub struct Source {
+pub(crate) struct Source {
     rng: Rng,
     total: u64,
     written: u64,
@@ -127,7 +127,7 @@ impl Source {
 }
 
 /// Reads everything from a socket, counting and hashing it.
-pub struct Sink {
+pub(crate) struct Sink {
     received: u64,
     hasher: Sha256,
 }

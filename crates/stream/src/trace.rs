@@ -268,7 +268,7 @@ impl TraceModel {
         let pos = n % u64::from(self.gop);
         if pos == 0 {
             FrameType::I
-        } else if pos % u64::from(self.anchor) == 0 {
+        } else if pos.is_multiple_of(u64::from(self.anchor)) {
             FrameType::P
         } else {
             FrameType::B
