@@ -1,10 +1,24 @@
-//! `tcpnc sim`: one deterministic virtual-time bulk transfer, printed as a summary or JSON
-//! (wiring only: the run is `tcpnc_sim::run_spec::RunSpec`).
+//! `tcpnc sim`: one deterministic virtual-time transfer, printed as a summary or JSON
+//! (wiring only: the run is `tcpnc_sim::run_spec::RunSpec`, the stream run
+//! `tcpnc_sim::stream_run`).
 
-use std::time::Instant;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use tcpnc_sim::run_spec::{RunSpec, summary};
+use tcpnc_sim::stream_run::{StreamSpec, run_stream, stream_json, stream_series, stream_summary};
+use tcpnc_stream::Trace;
+
+/// What the client application does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Workload {
+    /// `--bytes` as fast as TCP takes them (plain or nc, `--mode`).
+    Bulk,
+    /// Video frames at their times (a synthetic trace or `--trace FILE`), plain and nc side by
+    /// side (nc with a fixed window and with VBNC unless `--window-policy` names one).
+    Stream,
+}
 
 /// Arguments of `tcpnc sim`.
 #[derive(Debug, Clone, clap::Args)]
@@ -12,6 +26,18 @@ pub struct SimArgs {
     /// The run: path, TCP, transfer and coding policies.
     #[command(flatten)]
     pub spec: RunSpec,
+    /// The workload.
+    #[arg(long, value_enum, default_value_t = Workload::Bulk)]
+    pub workload: Workload,
+    /// The stream (`--workload stream`).
+    #[command(flatten)]
+    pub stream: StreamSpec,
+    /// Frame trace file (`time_s,size_bytes` per line) instead of the synthetic model.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Write the per-frame series of every scheme as CSV (`--workload stream`).
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     pub json: bool,
@@ -19,6 +45,12 @@ pub struct SimArgs {
 
 /// Runs `tcpnc sim`.
 pub fn run(args: &SimArgs) -> Result<()> {
+    if args.workload == Workload::Stream {
+        return run_stream_workload(args);
+    }
+    if args.series.is_some() || args.trace.is_some() {
+        bail!("--series and --trace need --workload stream");
+    }
     let start = Instant::now();
     let report = args.spec.run()?;
     let wall_s = start.elapsed().as_secs_f64();
@@ -26,6 +58,34 @@ pub fn run(args: &SimArgs) -> Result<()> {
         println!("{}", args.spec.result_json(&report, wall_s));
     } else {
         println!("{}", summary(&report, wall_s));
+    }
+    Ok(())
+}
+
+/// `--workload stream`: the trace, every scheme, the summary or JSON, the series.
+fn run_stream_workload(args: &SimArgs) -> Result<()> {
+    let trace = match &args.trace {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading trace {}", path.display()))?;
+            Trace::parse(&text).with_context(|| format!("trace {}", path.display()))?
+        }
+        None => args.stream.model().generate(args.spec.seed)?,
+    };
+    let deadline = Duration::try_from_secs_f64(args.stream.deadline_ms / 1e3)
+        .context("--deadline-ms must be a non-negative number")?;
+    let start = Instant::now();
+    let results = run_stream(&args.spec, &trace, deadline)?;
+    let wall_s = start.elapsed().as_secs_f64();
+    if let Some(path) = &args.series {
+        std::fs::write(path, stream_series(&results))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        let v = stream_json(&args.spec, &args.stream, &trace, &results, wall_s);
+        println!("{v}");
+    } else {
+        println!("{}", stream_summary(&trace, &results));
     }
     Ok(())
 }

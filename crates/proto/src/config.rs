@@ -11,7 +11,7 @@ use tcpnc_wire::{CoefficientMode, IpVersion, RangeForm};
 
 pub use tcpnc_settings::{
     AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, Policies, RedundancyPolicy,
-    RepairPolicy, Switch,
+    RepairPolicy, Switch, WindowPolicy,
 };
 
 /// Largest coding window: the wire's `n` is one byte (`docs/wire.md`).
@@ -107,6 +107,8 @@ pub struct EngineConfig {
     pub protect_handshake: Switch,
     /// New flows start from the path's estimates (`path_memory.rs`).
     pub path_memory: Switch,
+    /// Fixed W or VBNC's variable window up to W (`vbnc.rs`).
+    pub window_policy: WindowPolicy,
 }
 
 /// Copies of a SYN or SYN-ACK sent with handshake protection: at 10 % independent loss all
@@ -149,6 +151,7 @@ impl EngineConfig {
             congestion: policies.congestion,
             protect_handshake: policies.protect_handshake,
             path_memory: policies.path_memory,
+            window_policy: policies.window_policy,
         }
     }
 
@@ -166,6 +169,7 @@ impl EngineConfig {
             congestion: self.congestion,
             protect_handshake: self.protect_handshake,
             path_memory: self.path_memory,
+            window_policy: self.window_policy,
         }
     }
 }

@@ -27,6 +27,7 @@ pub mod stats;
 #[cfg(test)]
 mod test_util;
 pub mod testing;
+pub mod vbnc;
 
 pub use config::{ConfigError, EngineConfig, Limits};
 pub use engine::Engine;

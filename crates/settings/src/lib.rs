@@ -12,6 +12,7 @@ pub mod policies;
 pub mod policy;
 pub mod redundancy;
 pub mod run;
+pub mod window;
 
 pub use named::UnknownName;
 pub use path::{LossPosition, PathError, PathOverrides, PathSpec};
@@ -25,3 +26,4 @@ pub use policy::{
 };
 pub use redundancy::{ADAPTIVE_MAX_REDUNDANCY, MAX_REDUNDANCY, RedundancyError, RedundancyPolicy};
 pub use run::{CodingMode, CongestionControl, PathMode};
+pub use window::WindowPolicy;

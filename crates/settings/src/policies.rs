@@ -13,6 +13,7 @@ use crate::policy::{
     AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, RepairPolicy, Switch,
 };
 use crate::redundancy::RedundancyPolicy;
+use crate::window::WindowPolicy;
 
 /// Largest coding window: the wire's `n` is one byte (`docs/wire.md`).
 pub const MAX_CODING_WINDOW: u16 = 255;
@@ -70,6 +71,8 @@ pub struct Policies {
     /// New flows start from what earlier flows to the same peer learned of the path (loss
     /// floor, unordering length) instead of from nothing.
     pub path_memory: Switch,
+    /// Fixed W or VBNC's variable window up to W (Parejiya & Desai §II-B).
+    pub window_policy: WindowPolicy,
 }
 
 impl Default for Policies {
@@ -106,6 +109,7 @@ impl Policies {
             congestion: CongestionRule::Queue,
             protect_handshake: Switch::On,
             path_memory: Switch::On,
+            window_policy: WindowPolicy::Fixed,
         }
     }
 
@@ -154,6 +158,7 @@ impl Policies {
             congestion: o.congestion.unwrap_or(self.congestion),
             protect_handshake: o.protect_handshake.unwrap_or(self.protect_handshake),
             path_memory: o.path_memory.unwrap_or(self.path_memory),
+            window_policy: o.window_policy.unwrap_or(self.window_policy),
         }
     }
 
@@ -251,6 +256,12 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_memory: Option<Switch>,
+    /// Coding window: "fixed" (always W) or "vbnc" (Parejiya's variable window, at most W:
+    /// starts at 1, follows the local TCP's window, halves above a 100 ms round trip).
+    /// Default: fixed.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_policy: Option<WindowPolicy>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -268,13 +279,14 @@ impl From<Policies> for PolicyOverrides {
             congestion: Some(p.congestion),
             protect_handshake: Some(p.protect_handshake),
             path_memory: Some(p.path_memory),
+            window_policy: Some(p.window_policy),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 11] = [
+    pub const KEYS: [&'static str; 12] = [
         "window",
         "redundancy",
         "scheme",
@@ -286,6 +298,7 @@ impl PolicyOverrides {
         "congestion",
         "protect_handshake",
         "path_memory",
+        "window_policy",
     ];
 }
 

@@ -1,8 +1,54 @@
-//! The bulk-transfer applications: a seeded data source and a hashing sink.
+//! The applications at the two ends: the [`Workload`] the event loop drives, and the bulk
+//! transfer's seeded data source and hashing sink (the streaming workload is `stream.rs`).
+
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use smoltcp::socket::tcp;
 use tcpnc_link::Rng;
+
+/// What the client application writes and the server application reads.
+pub trait Workload {
+    /// Feeds the client socket at `now`; `true` if anything happened.
+    fn pump_source(&mut self, now: Duration, socket: &mut tcp::Socket<'_>) -> bool;
+    /// Drains the server socket at `now`; `true` if anything happened.
+    fn pump_sink(&mut self, now: Duration, socket: &mut tcp::Socket<'_>) -> bool;
+    /// When the source next has something to write (a timed workload), if ever.
+    fn next_write(&self) -> Option<Duration>;
+    /// Bytes the source handed to its socket.
+    fn written(&self) -> u64;
+    /// Bytes the sink read.
+    fn received(&self) -> u64;
+    /// SHA-256 of everything written and of everything read.
+    fn digests(&self) -> ([u8; 32], [u8; 32]);
+}
+
+/// The bulk transfer: `total` seeded bytes as fast as the socket takes them.
+pub(crate) struct Bulk {
+    pub source: Source,
+    pub sink: Sink,
+}
+
+impl Workload for Bulk {
+    fn pump_source(&mut self, _now: Duration, socket: &mut tcp::Socket<'_>) -> bool {
+        self.source.pump(socket)
+    }
+    fn pump_sink(&mut self, _now: Duration, socket: &mut tcp::Socket<'_>) -> bool {
+        self.sink.pump(socket)
+    }
+    fn next_write(&self) -> Option<Duration> {
+        None
+    }
+    fn written(&self) -> u64 {
+        self.source.written()
+    }
+    fn received(&self) -> u64 {
+        self.sink.received()
+    }
+    fn digests(&self) -> ([u8; 32], [u8; 32]) {
+        (self.source.digest(), self.sink.digest())
+    }
+}
 
 /// Writes `total` seeded pseudo-random bytes into a socket, hashing what it writes.
 pub(crate) struct Source {
@@ -55,7 +101,7 @@ impl Source {
     }
 
     /// Fills `buf` with the next bytes of the stream and hashes them.
-    fn fill(&mut self, buf: &mut [u8]) {
+    pub fn fill(&mut self, buf: &mut [u8]) {
         let take = self.spare.len().min(buf.len());
         buf[..take].copy_from_slice(&self.spare[..take]);
         self.spare.drain(..take);

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tcpnc_link::{Link, rng::SplitMix64};
 use tcpnc_proto::seam::{Counters, PassThrough, Seam};
 
-use crate::app::{Sink, Source};
+use crate::app::{Bulk, Sink, Source, Workload};
 use crate::config::{SimConfig, SimError};
 use crate::endpoint::{CLIENT_ADDR, Endpoint, SERVER_ADDR, SERVER_PORT};
 use crate::report::{SimOutcome, SimReport};
@@ -36,8 +36,27 @@ pub fn run_with_boxes(
     client_box: &mut dyn Seam,
     server_box: &mut dyn Seam,
 ) -> Result<SimReport, SimError> {
+    // The bulk source's seed is the third drawn from the master seed (after the two links').
+    let mut seeds = SplitMix64::new(cfg.seed);
+    seeds.next_u64();
+    seeds.next_u64();
+    let mut bulk = Bulk {
+        source: Source::new(cfg.bytes, seeds.next_u64()),
+        sink: Sink::new(),
+    };
+    run_workload(cfg, &mut bulk, client_box, server_box)
+}
+
+/// Runs `app` (`cfg.bytes` = what it writes in all) with the given boxes beside the client
+/// and the server.
+pub fn run_workload(
+    cfg: &SimConfig,
+    app: &mut dyn Workload,
+    client_box: &mut dyn Seam,
+    server_box: &mut dyn Seam,
+) -> Result<SimReport, SimError> {
     cfg.validate()?;
-    let mut world = World::new(cfg, client_box, server_box)?;
+    let mut world = World::new(cfg, app, client_box, server_box)?;
     let mut now = Duration::ZERO;
     let mut steps = 0u64;
     let mut established = false;
@@ -67,10 +86,9 @@ struct World<'a> {
     cfg: &'a SimConfig,
     fwd: Link,
     rev: Link,
-    source: Source,
+    app: &'a mut dyn Workload,
     client: Endpoint,
     server: Endpoint,
-    sink: Sink,
     tcp: TcpCounters,
     sender_tap: SenderTap,
     receiver_tap: ReceiverTap,
@@ -83,6 +101,7 @@ impl<'a> World<'a> {
     /// the server listening and the client connecting.
     fn new(
         cfg: &'a SimConfig,
+        app: &'a mut dyn Workload,
         client_box: &'a mut dyn Seam,
         server_box: &'a mut dyn Seam,
     ) -> Result<Self, SimError> {
@@ -92,7 +111,7 @@ impl<'a> World<'a> {
         };
         let fwd = link(&cfg.forward, seeds.next_u64(), "forward")?;
         let rev = link(&cfg.reverse, seeds.next_u64(), "reverse")?;
-        let source = Source::new(cfg.bytes, seeds.next_u64());
+        seeds.next_u64(); // the bulk source's seed (`run_with_boxes`)
         let client = Endpoint::new(CLIENT_ADDR, cfg, seeds.next_u64());
         let server = Endpoint::new(SERVER_ADDR, cfg, seeds.next_u64());
         let local_port = 49152 + (seeds.next_u64() % 16384) as u16;
@@ -100,10 +119,9 @@ impl<'a> World<'a> {
             cfg,
             fwd,
             rev,
-            source,
+            app,
             client,
             server,
-            sink: Sink::new(),
             tcp: TcpCounters::default(),
             sender_tap: SenderTap::default(),
             receiver_tap: ReceiverTap::default(),
@@ -129,7 +147,7 @@ impl<'a> World<'a> {
                 return Some(SimOutcome::Stalled);
             }
             let progress = self.round(now);
-            if self.sink.received() >= self.cfg.bytes {
+            if self.app.received() >= self.cfg.bytes {
                 return Some(SimOutcome::Completed);
             }
             if !progress {
@@ -140,10 +158,10 @@ impl<'a> World<'a> {
 
     /// One work round (see the module docs); `true` if anything moved.
     fn round(&mut self, now: Duration) -> bool {
-        let mut progress = self.source.pump(self.client.socket());
+        let mut progress = self.app.pump_source(now, self.client.socket());
         progress |= self.client.poll(now);
         progress |= self.server.poll(now);
-        progress |= self.sink.pump(self.server.socket());
+        progress |= self.app.pump_sink(now, self.server.socket());
         progress |= self.endpoints_to_boxes(now);
         progress |= fire_timer(&mut *self.client_box, now);
         progress |= fire_timer(&mut *self.server_box, now);
@@ -210,6 +228,7 @@ impl<'a> World<'a> {
             self.rev.poll_timeout(),
             self.client_box.poll_timeout(),
             self.server_box.poll_timeout(),
+            self.app.next_write().filter(|&t| t > now),
         ];
         let next = candidates.into_iter().flatten().min()?;
         // An interface asked for a poll at a µs instant already reached.
@@ -223,11 +242,10 @@ impl<'a> World<'a> {
     /// The report of a run that ended with `outcome` at `now`.
     fn report(&self, outcome: SimOutcome, now: Duration, steps: u64) -> SimReport {
         let bytes = self.cfg.bytes;
-        let sha256_sent = self.source.digest();
-        let sha256_received = self.sink.digest();
+        let (sha256_sent, sha256_received) = self.app.digests();
         let completion_s = now.as_secs_f64();
         let goodput_mbit = if completion_s > 0.0 {
-            self.sink.received() as f64 * 8.0 / completion_s / 1e6
+            self.app.received() as f64 * 8.0 / completion_s / 1e6
         } else {
             0.0
         };
@@ -237,12 +255,12 @@ impl<'a> World<'a> {
             completion_s,
             goodput_mbit,
             integrity_ok: outcome == SimOutcome::Completed
-                && self.sink.received() == bytes
-                && self.source.written() == bytes
+                && self.app.received() == bytes
+                && self.app.written() == bytes
                 && sha256_sent == sha256_received,
             bytes_requested: bytes,
-            bytes_written: self.source.written(),
-            bytes_delivered: self.sink.received(),
+            bytes_written: self.app.written(),
+            bytes_delivered: self.app.received(),
             sha256_sent,
             sha256_received,
             forward: self.fwd.stats(),

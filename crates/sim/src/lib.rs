@@ -23,17 +23,19 @@
 //! assert!(report.integrity_ok);
 //! ```
 
-mod app;
+pub mod app;
 pub mod config;
 mod endpoint;
 pub mod event_loop;
 pub mod nc_box;
 pub mod report;
 pub mod run_spec;
+pub mod stream;
+pub mod stream_run;
 pub mod tcp_counters;
 
 pub use config::{CongestionControl, SimConfig, SimError};
-pub use event_loop::{counter_map, run, run_with_boxes};
+pub use event_loop::{counter_map, run, run_with_boxes, run_workload};
 pub use nc_box::NcBox;
 pub use report::{SimOutcome, SimReport};
 pub use tcp_counters::TcpCounters;

@@ -29,6 +29,7 @@ use crate::path_memory::PathEstimate;
 use crate::redundancy::{RedundancyAccumulator, RedundancyPolicy};
 use crate::repair::{ACK_SILENCE, DeficitRepair};
 use crate::tcp::{FlowKey, TcpFlags, TcpPacket, seq_add, seq_lt};
+use crate::vbnc::{Observation, Vbnc};
 
 /// What a TCP ACK synthesised for the local TCP takes from the rest of its connection: the
 /// sequence number it carries (the peer's next one, known to the receiver half) and the shift
@@ -81,6 +82,8 @@ pub struct SenderHalf {
     /// A duplicate NC-ACK the sink flagged PAUSE, held from the local TCP until this deadline
     /// (Ha & Tsuru §3.3): its ack number and window.
     paused: Option<(Duration, u32, u32)>,
+    /// The variable coding window (`vbnc.rs`), with `window_policy = "vbnc"`.
+    vbnc: Option<Vbnc>,
 }
 
 impl SenderHalf {
@@ -123,6 +126,10 @@ impl SenderHalf {
             largest_payload: 0,
             unordering: 0,
             paused: None,
+            vbnc: cfg
+                .window_policy
+                .is_variable()
+                .then(|| Vbnc::new(cfg.coding_window)),
         }
         .starting_from(cfg, path)
     }
@@ -145,12 +152,32 @@ impl SenderHalf {
         self
     }
 
-    /// The coding window W of a new combination: the configured one widened by the sink's
-    /// unordering length (Ha & Tsuru §3.2: a combination must reach back to the first unseen
-    /// packet even after the combinations before it were overtaken), at most 255.
+    /// The coding window W of a new combination: the configured one (or VBNC's, at most it)
+    /// widened by the sink's unordering length (Ha & Tsuru §3.2: a combination must reach back
+    /// to the first unseen packet even after the combinations before it were overtaken), at
+    /// most 255.
     fn coding_window(&self, cx: &Context<'_>) -> usize {
-        (cx.config.coding_window + usize::from(self.unordering))
-            .min(crate::config::MAX_CODING_WINDOW)
+        let w = self
+            .vbnc
+            .as_ref()
+            .map_or(cx.config.coding_window, Vbnc::window);
+        (w + usize::from(self.unordering)).min(crate::config::MAX_CODING_WINDOW)
+    }
+
+    /// Gives the VBNC controller what this segment shows of the local TCP (`vbnc.rs`).
+    fn observe_local_tcp(&mut self, cx: &Context<'_>, pkt: &TcpPacket<'_>) {
+        let rtt = self.repair.srtt();
+        if let Some(v) = self.vbnc.as_mut() {
+            v.observe(&Observation {
+                now: cx.now,
+                sent_end: pkt.end_seq(),
+                acked: self.nc_ack,
+                rwnd: self.peer_window,
+                rtt,
+                losses: cx.stats.dup_acks_synthesized,
+                packet_size: self.largest_payload,
+            });
+        }
     }
 
     /// Packets in the coding buffer.
@@ -176,6 +203,7 @@ impl SenderHalf {
         let Some(outcome) = self.buffer_segment(cx, pkt) else {
             return;
         };
+        self.observe_local_tcp(cx, pkt);
         let Some(touched) = outcome.touched else {
             // Entirely acknowledged already: the local TCP missed our ACK; repeat it.
             if outcome.acked_seq > 0

@@ -1,0 +1,213 @@
+//! `tcpnc sim --workload stream`: one frame trace streamed over the same simulated path by
+//! plain TCP and by TCP/NC side by side — with a fixed coding window and with VBNC unless
+//! `--window-policy` names one — and each scheme's per-frame latency, jitter, stalls and
+//! goodput (`tcpnc_stream::metrics`).
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tcpnc_proto::EngineConfig;
+use tcpnc_proto::settings::{Policies, WindowPolicy};
+use tcpnc_stream::{FrameRecord, Preset, StreamSummary, Trace, TraceModel, series_csv, summarize};
+
+use crate::nc_box::{NcBox, OUTER_HEADER_LEN};
+use crate::report::SimReport;
+use crate::run_spec::{RunSpec, RunSpecError};
+use crate::stream::StreamWorkload;
+
+/// The stream's flags (the path, TCP and policies are [`RunSpec`]'s).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct StreamSpec {
+    /// Synthetic trace model (without a trace file): target = 4 Mbit/s at 30 frames/s
+    /// (issue 12); lambs and formula1 are shaped like Parejiya's Table I.
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = Preset::Target))]
+    pub preset: Preset,
+    /// Length of the synthetic stream, s.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 20.0))]
+    pub duration_s: f64,
+    /// Mean bit rate of the synthetic stream, Mbit/s (default: the preset's).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub stream_mbit: Option<f64>,
+    /// Frames per second of the synthetic stream (default: the preset's).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub fps: Option<f64>,
+    /// Playout deadline, ms: a frame later than this is a stall.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1000.0))]
+    pub deadline_ms: f64,
+}
+
+impl StreamSpec {
+    /// The synthetic model: the preset with the given overrides.
+    pub fn model(&self) -> TraceModel {
+        let mut m = TraceModel::preset(self.preset, self.duration_s);
+        if let Some(r) = self.stream_mbit {
+            m.mean_bit_rate = r * 1e6;
+        }
+        if let Some(f) = self.fps {
+            m.fps = f;
+        }
+        m
+    }
+}
+
+/// One scheme's run.
+#[derive(Debug, Clone)]
+pub struct SchemeResult {
+    /// `plain-<cc>`, `nc-fixed` or `nc-vbnc`.
+    pub scheme: String,
+    /// The transfer's report (TCP and link counters, integrity of the whole stream).
+    pub report: SimReport,
+    /// Every frame.
+    pub records: Vec<FrameRecord>,
+    /// Their summary.
+    pub summary: StreamSummary,
+}
+
+/// The schemes of a stream run: plain, then nc with each window policy (the one given, or
+/// fixed and vbnc).
+fn schemes(spec: &RunSpec) -> Vec<(String, Option<Policies>)> {
+    let mut out = vec![(format!("plain-{}", spec.cc), None)];
+    let given = spec.policies.window_policy;
+    for w in [WindowPolicy::Fixed, WindowPolicy::Vbnc] {
+        if given.is_none_or(|g| g == w) {
+            let p = Policies {
+                window_policy: w,
+                ..spec.policies()
+            };
+            out.push((format!("nc-{w}"), Some(p)));
+        }
+    }
+    out
+}
+
+/// Streams `trace` over `spec`'s path with every scheme (same seeds: same losses per scheme
+/// position in the link's random stream, same frame contents).
+pub fn run_stream(
+    spec: &RunSpec,
+    trace: &Trace,
+    deadline: Duration,
+) -> Result<Vec<SchemeResult>, RunSpecError> {
+    let mut cfg = spec.sim_config()?;
+    cfg.bytes = trace.bytes();
+    let mut out = Vec::new();
+    for (scheme, policies) in schemes(spec) {
+        let mut app = StreamWorkload::new(trace.clone(), spec.seed ^ 0x5EED_F4A3E5);
+        let report = match policies {
+            None => crate::run_workload(
+                &cfg,
+                &mut app,
+                &mut crate::PassThrough::raw(),
+                &mut crate::PassThrough::raw(),
+            )?,
+            Some(p) => {
+                let ec = EngineConfig::new(&p, spec.mtu.saturating_sub(OUTER_HEADER_LEN));
+                let (mut c, mut s) = NcBox::pair(ec, spec.seed)?;
+                crate::run_workload(&cfg, &mut app, &mut c, &mut s)?
+            }
+        };
+        let records = app.records();
+        let summary = summarize(&records, deadline);
+        out.push(SchemeResult {
+            scheme,
+            report,
+            records,
+            summary,
+        });
+    }
+    Ok(out)
+}
+
+/// The run as one JSON object: the trace, each scheme's summary and counters, and `config`
+/// (the run spec, the whole path and policy set, the stream flags).
+pub fn stream_json(
+    spec: &RunSpec,
+    stream: &StreamSpec,
+    trace: &Trace,
+    results: &[SchemeResult],
+    wall_s: f64,
+) -> Value {
+    let schemes: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            json!({
+                "scheme": r.scheme,
+                "outcome": r.report.outcome.as_str(),
+                "integrity_ok": r.report.integrity_ok,
+                "frames_intact": r.summary.intact,
+                "summary": r.summary,
+                "tcp_retransmissions": r.report.tcp.retransmissions,
+                "tcp_dup_acks": r.report.tcp.dup_acks,
+                "forward_lost": r.report.forward.dropped_loss,
+                "client_box": r.report.client_box,
+            })
+        })
+        .collect();
+    let mut config = serde_json::to_value(spec).unwrap_or(Value::Null);
+    if let Some(c) = config.as_object_mut() {
+        for part in [json!(spec.path()), json!(spec.policies()), json!(stream)] {
+            if let Value::Object(p) = part {
+                c.extend(p);
+            }
+        }
+        c.remove("window_policy"); // per scheme
+    }
+    json!({
+        "workload": "stream",
+        "trace": {
+            "frames": trace.frames.len(),
+            "bytes": trace.bytes(),
+            "mean_bit_rate": trace.mean_bit_rate(),
+            "largest_frame": trace.frames.iter().map(|f| f.size).max(),
+        },
+        "schemes": schemes,
+        "config": config,
+        "wall_s": wall_s,
+    })
+}
+
+/// The per-frame series of every scheme as one CSV (`tcpnc_stream::series_csv`).
+pub fn stream_series(results: &[SchemeResult]) -> String {
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| series_csv(&r.scheme, &r.records, i == 0))
+        .collect()
+}
+
+/// One line per scheme for a terminal.
+pub fn stream_summary(trace: &Trace, results: &[SchemeResult]) -> String {
+    let mut s = format!(
+        "{} frames, {:.3} Mbit/s mean\n{:<11} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>7} {:>9}",
+        trace.frames.len(),
+        trace.mean_bit_rate() / 1e6,
+        "scheme",
+        "mean ms",
+        "p50",
+        "p95",
+        "p99",
+        "max",
+        "jitter",
+        "stalls",
+        "intact",
+        "Mbit/s"
+    );
+    for r in results {
+        let m = &r.summary;
+        s += &format!(
+            "\n{:<11} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.2} {:>6} {:>7} {:>9.3}",
+            r.scheme,
+            m.latency_mean_ms,
+            m.latency_p50_ms,
+            m.latency_p95_ms,
+            m.latency_p99_ms,
+            m.latency_max_ms,
+            m.jitter_mean_ms,
+            m.stalls,
+            m.intact,
+            m.goodput_mbit
+        );
+    }
+    s
+}
