@@ -30,6 +30,8 @@ pub struct RunRecord {
     pub retransmissions: u64,
     /// Wall-clock seconds the run took.
     pub wall_s: f64,
+    /// Jain's fairness index of the flows' goodputs (lab runs with `flows > 1`).
+    pub jain_index: Option<f64>,
 }
 
 /// Something that runs points.
@@ -147,6 +149,7 @@ impl Backend for SimBackend {
             integrity_ok: report.integrity_ok,
             retransmissions: report.tcp.retransmissions,
             wall_s: start.elapsed().as_secs_f64(),
+            jain_index: None,
         })
     }
 }

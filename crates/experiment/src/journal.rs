@@ -11,7 +11,7 @@ use crate::error::{ExperimentError, Result};
 use crate::params::{Params, keys};
 
 /// Result columns after the point, repetition, seed and parameter columns.
-pub const RESULT_COLUMNS: [&str; 8] = [
+pub const RESULT_COLUMNS: [&str; 9] = [
     "outcome",
     "counted",
     "goodput_mbit",
@@ -20,6 +20,7 @@ pub const RESULT_COLUMNS: [&str; 8] = [
     "integrity_ok",
     "retransmissions",
     "wall_s",
+    "jain_index",
 ];
 
 /// The CSV header's columns.
@@ -51,6 +52,7 @@ impl Row {
             r.integrity_ok.to_string(),
             r.retransmissions.to_string(),
             format!("{:.3}", r.wall_s),
+            r.jain_index.map(|j| format!("{j:.4}")).unwrap_or_default(),
         ]);
         Row { cells }
     }

@@ -79,6 +79,7 @@ impl Backend for LabBackend {
                 integrity_ok: m.transfer.integrity_ok,
                 retransmissions: u64::from(m.transfer.retransmits),
                 wall_s: start.elapsed().as_secs_f64(),
+                jain_index: m.transfer.jain_index,
             }),
             Err(e) if guard::interrupted() => Err(unavailable(&e)),
             // A transfer that times out or whose processes fail is recorded (not counted)
@@ -92,6 +93,7 @@ impl Backend for LabBackend {
                 integrity_ok: false,
                 retransmissions: 0,
                 wall_s: start.elapsed().as_secs_f64(),
+                jain_index: None,
             }),
         }
     }

@@ -69,6 +69,8 @@ pub struct PointSummary {
     pub not_counted: usize,
     /// Mean TCP retransmissions over counted runs.
     pub retransmissions: f64,
+    /// Mean Jain's fairness index over counted runs with several flows (NaN: none).
+    pub jain_index: f64,
 }
 
 /// One point of a curve.
@@ -125,12 +127,18 @@ pub fn summarize(plan: &Plan, rows: &[Row]) -> Summary {
             let counted: Vec<&Row> = mine.iter().copied().filter(|r| r.counted()).collect();
             let g: Vec<f64> = counted.iter().map(|r| r.num("goodput_mbit")).collect();
             let rtx: Vec<f64> = counted.iter().map(|r| r.num("retransmissions")).collect();
+            let jain: Vec<f64> = counted
+                .iter()
+                .map(|r| r.num("jain_index"))
+                .filter(|j| j.is_finite())
+                .collect();
             PointSummary {
                 label: pt.label.clone(),
                 params: pt.params.clone(),
                 goodput: Stats::of(&g),
                 not_counted: mine.len() - counted.len(),
                 retransmissions: Stats::of(&rtx).mean,
+                jain_index: Stats::of(&jain).mean,
             }
         })
         .collect();
@@ -206,6 +214,7 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
                 "goodput_mbit": stats_json(&p.goodput),
                 "not_counted": p.not_counted,
                 "retransmissions_mean": if p.retransmissions.is_finite() { json!(p.retransmissions) } else { Value::Null },
+                "jain_index_mean": if p.jain_index.is_finite() { json!(p.jain_index) } else { Value::Null },
             })
         })
         .collect();
