@@ -162,6 +162,37 @@ pub struct LossEstimator {
     window: (u64, u64),
     /// Loss rates of the last [`WINDOWS_KEPT`] complete windows, newest last.
     rates: std::collections::VecDeque<f64>,
+    /// Transitions between consecutive judged Pids, for the burstiness fit.
+    bursts: BurstCounts,
+}
+
+/// Transitions between consecutive judged Pids (`[from][to]`, 0 = received, 1 = lost) and the
+/// state of the last one: the counts of a two-state Markov chain (Ha & Tsuru §3.1, "loss
+/// burstiness").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct BurstCounts {
+    transitions: [[u64; 2]; 2],
+    last: Option<bool>,
+}
+
+/// The path's loss as a simple Gilbert model (no loss in the good state, every packet lost in
+/// the bad one), fitted from the judged record by maximum likelihood: `p` = P(good → bad) per
+/// packet, `r` = P(bad → good). Mean loss `p / (p + r)`, mean burst `1 / r` packets: the same
+/// parametrisation as the emulator's `--burst` (docs/link.md), so a fit of the lab's
+/// Gilbert-Elliott path returns its settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BurstFit {
+    /// P(good → bad) per packet.
+    pub p: f64,
+    /// P(bad → good) per packet.
+    pub r: f64,
+}
+
+impl BurstFit {
+    /// The mean length of a loss burst, packets.
+    pub fn mean_burst(&self) -> f64 {
+        1.0 / self.r
+    }
 }
 
 /// What the record knows of one Pid.
@@ -202,7 +233,21 @@ impl LossEstimator {
             lost_dof: 0,
             window: (0, 0),
             rates: std::collections::VecDeque::new(),
+            bursts: BurstCounts::default(),
         }
+    }
+
+    /// The loss burstiness of the judged record, once it holds at least one loss burst that
+    /// ended (`None` before: no burst length can be told).
+    pub fn burst_fit(&self) -> Option<BurstFit> {
+        let [[gg, gb], [bg, bb]] = self.bursts.transitions;
+        if bg == 0 || gg + gb == 0 {
+            return None;
+        }
+        Some(BurstFit {
+            p: gb as f64 / (gg + gb) as f64,
+            r: bg as f64 / (bg + bb) as f64,
+        })
     }
 
     fn status_of(&self, pid: u32) -> Status {
@@ -299,6 +344,7 @@ impl LossEstimator {
                     return;
                 }
                 if ahead as usize > STATUS_RING {
+                    self.bursts.last = None; // the Pids between are not consecutive
                     to.wrapping_sub(32)
                 } else {
                     c.wrapping_add(1)
@@ -323,6 +369,10 @@ impl LossEstimator {
     }
 
     fn count(&mut self, lost: bool) {
+        if let Some(prev) = self.bursts.last {
+            self.bursts.transitions[usize::from(prev)][usize::from(lost)] += 1;
+        }
+        self.bursts.last = Some(lost);
         if lost {
             self.lost += 1;
         } else {
@@ -539,5 +589,36 @@ mod tests {
             e.random_loss_rate()
         );
         assert!(e.loss_rate() > 0.2);
+    }
+
+    /// The sink's ACKs for a Gilbert-Elliott path (5 % mean loss in bursts of 4, the lab's
+    /// burst setting): the fit from the judged record recovers p and r; independent loss at the
+    /// same rate fits a mean burst near 1.
+    #[test]
+    fn burst_fit_recovers_the_gilbert_parameters() {
+        let fit = |p: f64, r: f64| {
+            let mut state = 0x2545_f491_4f6c_dd1du64;
+            let mut uniform = || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 11) as f64 / (1u64 << 53) as f64
+            };
+            let (mut bad, mut history, mut e) = (false, 0u64, LossEstimator::new());
+            for pid in 0..200_000u32 {
+                bad = if bad { uniform() >= r } else { uniform() < p };
+                history = history << 1 | u64::from(bad);
+                if !bad {
+                    e.on_ack(&ack(pid, (history >> 1) as u32), true, 0);
+                }
+            }
+            e.burst_fit().expect("bursts ended")
+        };
+        let ge = fit(0.05 * 0.25 / 0.95, 0.25);
+        assert!((ge.mean_burst() - 4.0).abs() < 0.3, "{ge:?}");
+        assert!((ge.p / (ge.p + ge.r) - 0.05).abs() < 0.005, "{ge:?}");
+        let iid = fit(0.05, 0.95);
+        assert!(iid.mean_burst() < 1.2, "{iid:?}");
+        assert_eq!(LossEstimator::new().burst_fit(), None);
     }
 }
