@@ -30,6 +30,7 @@ pub mod event_loop;
 pub mod nc_box;
 pub mod report;
 pub mod run_spec;
+pub mod series;
 pub mod tcp_counters;
 
 pub use config::{CongestionControl, SimConfig, SimError};
