@@ -86,5 +86,8 @@ fn mitsuzumi_rule_gives_fewer_duplicate_acks_at_high_redundancy() {
     };
     let every = run(AckPolicy::EveryCombination);
     let mitsuzumi = run(AckPolicy::SuppressUselessRedundant);
-    assert!(mitsuzumi * 10 < every, "mitsuzumi {mitsuzumi}, every {every}");
+    assert!(
+        mitsuzumi * 10 < every,
+        "mitsuzumi {mitsuzumi}, every {every}"
+    );
 }
