@@ -46,7 +46,7 @@ enum Command {
     /// Measure the GF(2^8) kernels and the codec.
     Bench(bench::BenchArgs),
     /// The one-machine testbed: real Linux TCP through two gateways and the path emulator.
-    Lab(lab::LabArgs),
+    Lab(Box<lab::LabArgs>),
     /// Parameter sweeps on the simulator or the lab: CSV, summary and plots (reproduces the
     /// implementation paper's figures; plans in experiments/).
     Experiment(experiment::ExperimentArgs),
@@ -93,7 +93,7 @@ fn run(command: Command) -> Result<()> {
         Command::Stats(args) => stats::run(&args),
         Command::Sim(args) => sim::run(&args),
         Command::Bench(args) => bench::run(&args),
-        Command::Lab(args) => lab::run(args),
+        Command::Lab(args) => lab::run(*args),
         Command::Experiment(args) => experiment::run(args),
         Command::Assets(args) => assets::run(&args, Cli::command()),
     }

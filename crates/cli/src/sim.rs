@@ -35,7 +35,10 @@ pub struct SimArgs {
     /// Frame trace file (`time_s,size_bytes` per line) instead of the synthetic model.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Write the per-frame series of every scheme as CSV (`--workload stream`).
+    /// Write a series to FILE as CSV. Bulk transfers: per 0.1 s, decoded packets, goodput,
+    /// duplicate ACKs at the sender and retransmissions (the JSON gains the decoding
+    /// throughput's mean and standard deviation, Karafillis et al. §III). `--workload stream`:
+    /// one row per frame of every scheme.
     #[arg(long, value_name = "FILE")]
     pub series: Option<PathBuf>,
     /// Print one JSON object instead of a summary.
@@ -48,12 +51,20 @@ pub fn run(args: &SimArgs) -> Result<()> {
     if args.workload == Workload::Stream {
         return run_stream_workload(args);
     }
-    if args.series.is_some() || args.trace.is_some() {
-        bail!("--series and --trace need --workload stream");
+    if args.trace.is_some() {
+        bail!("--trace needs --workload stream");
     }
     let start = Instant::now();
-    let report = args.spec.run()?;
+    let interval = args
+        .series
+        .as_ref()
+        .map(|_| tcpnc_sim::series::SERIES_INTERVAL);
+    let report = args.spec.run_with_series(interval)?;
     let wall_s = start.elapsed().as_secs_f64();
+    if let (Some(path), Some(series)) = (&args.series, &report.series) {
+        std::fs::write(path, series.to_csv())
+            .with_context(|| format!("writing --series {}", path.display()))?;
+    }
     if args.json {
         println!("{}", args.spec.result_json(&report, wall_s));
     } else {

@@ -63,6 +63,7 @@ impl RawCoding {
             let key = match e {
                 tcpnc_proto::settings::PolicyError::Window(_) => "coding.window",
                 tcpnc_proto::settings::PolicyError::Redundancy(_) => "coding.redundancy",
+                tcpnc_proto::settings::PolicyError::PbBlock => "coding.pb_block",
             };
             return Err(ConfigError::invalid(key, e.to_string()));
         }

@@ -97,6 +97,16 @@ pub struct EngineConfig {
     pub ack_policy: AckPolicy,
     /// Repair beyond the redundancy R.
     pub repair: RepairPolicy,
+    /// B of the PB repair (Karafillis §II).
+    pub pb_block: u32,
+    /// With a repair: a loss episode's later duplicate ACKs withheld (`episode.rs`).
+    pub hold_duplicates: Switch,
+    /// With a repair: congestion signal from the NC-ACK loss bitmap (`episode.rs`).
+    pub bitmap_signal: Switch,
+    /// With a repair: TCP retransmissions not coded while NC-ACKs flow (`repair.rs`).
+    pub absorb_retransmissions: Switch,
+    /// With a repair: the repair probe (`repair.rs`).
+    pub repair_probe: Switch,
     /// Unordering adaptation (Ha & Tsuru §3.1-3.2, `reorder.rs`).
     pub unordering: Switch,
     /// Pause-ACK (Ha & Tsuru §3.3).
@@ -146,6 +156,11 @@ impl EngineConfig {
             max_redeliveries: 8,
             ack_policy: policies.ack_rule,
             repair: policies.repair,
+            pb_block: policies.pb_block,
+            hold_duplicates: policies.hold_duplicates,
+            bitmap_signal: policies.bitmap_signal,
+            absorb_retransmissions: policies.absorb_retransmissions,
+            repair_probe: policies.repair_probe,
             unordering: policies.unordering,
             pause_ack: policies.pause_ack,
             congestion: policies.congestion,
@@ -163,6 +178,11 @@ impl EngineConfig {
             scheme: self.scheme,
             coefficients: self.coefficients,
             repair: self.repair,
+            pb_block: self.pb_block,
+            hold_duplicates: self.hold_duplicates,
+            bitmap_signal: self.bitmap_signal,
+            absorb_retransmissions: self.absorb_retransmissions,
+            repair_probe: self.repair_probe,
             ack_rule: self.ack_policy,
             unordering: self.unordering,
             pause_ack: self.pause_ack,
@@ -209,6 +229,9 @@ impl EngineConfig {
         }
         if !self.redundancy.is_valid() {
             return Err(ConfigError::Redundancy(self.redundancy.bound()));
+        }
+        if self.pb_block == 0 {
+            return Err(ConfigError::ZeroLimit("pb_block"));
         }
         let mss = self.mss_clamp(IpVersion::V6);
         if mss < MIN_MSS as i64 {

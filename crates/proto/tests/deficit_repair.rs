@@ -10,7 +10,9 @@ use std::time::Duration;
 use common::*;
 use tcpnc_proto::config::CongestionRule;
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
-use tcpnc_proto::{AckPolicy, Engine, EngineConfig, FlowStats, RedundancyPolicy, RepairPolicy};
+use tcpnc_proto::{
+    AckPolicy, Engine, EngineConfig, FlowStats, RedundancyPolicy, RepairPolicy, settings::Switch,
+};
 use tcpnc_wire::FrameRepr;
 
 const SEG: u32 = 100;
@@ -244,4 +246,52 @@ fn without_a_queue_a_burst_is_repaired_not_signalled() {
     assert_eq!(*r.acks.last().unwrap(), ISN + 1200 * SEG);
     let loss = run(RepairPolicy::Deficit, 1200, &burst, 0);
     assert_eq!(loss.flow.congestion_signals, 1);
+}
+
+/// The deficit repair with one of its companion switches off.
+fn without(switch: &str) -> EngineConfig {
+    let mut c = config(RepairPolicy::Deficit);
+    let slot = match switch {
+        "hold_duplicates" => &mut c.hold_duplicates,
+        "bitmap_signal" => &mut c.bitmap_signal,
+        "absorb_retransmissions" => &mut c.absorb_retransmissions,
+        "repair_probe" => &mut c.repair_probe,
+        other => panic!("no switch {other}"),
+    };
+    *slot = Switch::Off;
+    c
+}
+
+#[test]
+fn each_companion_switch_turns_off_only_its_mechanism() {
+    // hold_duplicates off: the episode's later duplicates reach TCP; repairs still refill.
+    let r = run_with(without("hold_duplicates"), 60, &[10, 11], 100);
+    assert_eq!(r.flow.dup_acks_held, 0);
+    assert!(longest_dup_run(&r.acks) > 3, "{:?}", r.acks);
+    assert!(r.flow.repairs_sent > 0);
+    assert_eq!(*r.acks.last().unwrap(), ISN + 60 * SEG);
+    // bitmap_signal off: the twelve-loss burst is repaired without a congestion signal.
+    let burst: Vec<u32> = (1100..1112).collect();
+    let r = run_with(without("bitmap_signal"), 1200, &burst, 0);
+    assert_eq!(r.flow.congestion_signals, 0);
+    assert_eq!(*r.acks.last().unwrap(), ISN + 1200 * SEG);
+    // repair_probe off: the stall whose repairs were all dropped is left to TCP.
+    let r = run_with(without("repair_probe"), 16, &[10, 11], 120);
+    assert_eq!(r.flow.repair_probes, 0);
+    assert_ne!(*r.acks.last().unwrap(), ISN + 16 * SEG);
+    // absorb_retransmissions off: a retransmission while NC-ACKs flow is coded (§III-C).
+    let mut a = Engine::new(without("absorb_retransmissions"), 1).unwrap();
+    let mut b = Engine::new(config(RepairPolicy::Deficit), 2).unwrap();
+    for i in 0..4 {
+        a.handle_local(ms(0), &data_segment(i));
+    }
+    let first = a.poll_transmit().unwrap();
+    while a.poll_transmit().is_some() {}
+    b.handle_datagram(ms(0), &first);
+    a.handle_datagram(ms(10), &b.poll_transmit().unwrap());
+    while a.poll_transmit().is_some() {}
+    a.handle_local(ms(30), &data_segment(2));
+    assert!(a.poll_transmit().is_some());
+    let flow = a.stats().flows.values().next().cloned().unwrap();
+    assert_eq!(flow.retransmissions_absorbed, 0);
 }

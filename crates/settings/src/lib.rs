@@ -7,6 +7,7 @@
 //! engine (`tcpnc-proto`) re-exports them. See `docs/architecture.md`.
 
 pub mod named;
+pub mod paper_profiles;
 pub mod path;
 pub mod policies;
 pub mod policy;
@@ -17,13 +18,15 @@ pub mod window;
 pub use named::UnknownName;
 pub use path::{LossPosition, PathError, PathOverrides, PathSpec};
 pub use policies::{
-    MAX_CODING_WINDOW, PAPER_REDUNDANCY, PAPER_WINDOW, PRODUCT_WINDOW, Policies, PolicyError,
-    PolicyOverrides, Profile, SIMULATOR_WINDOW,
+    MAX_CODING_WINDOW, PAPER_REDUNDANCY, PAPER_WINDOW, PB_BLOCK, PRODUCT_WINDOW, Policies,
+    PolicyError, PolicyOverrides, Profile, SIMULATOR_WINDOW,
 };
 pub use policy::{
     AckDecision, AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, RepairPolicy,
     Switch,
 };
-pub use redundancy::{ADAPTIVE_MAX_REDUNDANCY, MAX_REDUNDANCY, RedundancyError, RedundancyPolicy};
+pub use redundancy::{
+    ADAPTIVE_MAX_REDUNDANCY, MAX_REDUNDANCY, RA_BLOCK, RedundancyError, RedundancyPolicy,
+};
 pub use run::{CodingMode, CongestionControl, PathMode};
 pub use window::WindowPolicy;

@@ -38,6 +38,9 @@ pub const PAPER_WINDOW: u16 = 3;
 /// See [`PAPER_WINDOW`].
 pub const PAPER_REDUNDANCY: f64 = 1.25;
 
+/// B of the PB repair: Karafillis et al. §II ("an interval (i.e., block) of 100 packets").
+pub const PB_BLOCK: u32 = 100;
+
 /// A complete set of coding policies.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -52,6 +55,20 @@ pub struct Policies {
     pub coefficients: CoefficientTransport,
     /// Repair beyond R.
     pub repair: RepairPolicy,
+    /// B of the PB repair (Karafillis §II): non-redundant combinations between two bursts.
+    pub pb_block: u32,
+    /// With a repair: after a stall's third duplicate ACK, duplicates within two round trips are
+    /// withheld from TCP (one window cut per loss episode; docs/engine.md, deficit repair part 2).
+    pub hold_duplicates: Switch,
+    /// With a repair: an NC-ACK loss bitmap above the random floor gives TCP three duplicate ACKs
+    /// (a congestion signal; deficit repair part 5).
+    pub bitmap_signal: Switch,
+    /// With a repair: a TCP retransmission of buffered bytes while NC-ACKs flow is not coded
+    /// again (deficit repair part 3).
+    pub absorb_retransmissions: Switch,
+    /// With a repair: N_lp repairs again after two round trips without an NC-ACK (deficit repair
+    /// part 4).
+    pub repair_probe: Switch,
     /// Which combinations the receiver acknowledges.
     pub ack_rule: AckPolicy,
     /// Unordering adaptation (Ha & Tsuru §3.1-3.2): the sender corrects each Pid's status with later
@@ -91,6 +108,9 @@ pub enum PolicyError {
     /// R not a finite number in `[1, 16]`.
     #[error("redundancy {0} is not a finite number in [1, 16]")]
     Redundancy(f64),
+    /// B = 0.
+    #[error("pb_block must be at least 1")]
+    PbBlock,
 }
 
 impl Policies {
@@ -103,6 +123,11 @@ impl Policies {
             scheme: CodingScheme::Dense,
             coefficients: CoefficientTransport::Seeded,
             repair: RepairPolicy::Deficit,
+            pb_block: PB_BLOCK,
+            hold_duplicates: Switch::On,
+            bitmap_signal: Switch::On,
+            absorb_retransmissions: Switch::On,
+            repair_probe: Switch::On,
             ack_rule: AckPolicy::SuppressUselessRedundant,
             unordering: Switch::On,
             pause_ack: Switch::On,
@@ -152,6 +177,13 @@ impl Policies {
             scheme: o.scheme.unwrap_or(self.scheme),
             coefficients: o.coefficients.unwrap_or(self.coefficients),
             repair: o.repair.unwrap_or(self.repair),
+            pb_block: o.pb_block.unwrap_or(self.pb_block),
+            hold_duplicates: o.hold_duplicates.unwrap_or(self.hold_duplicates),
+            bitmap_signal: o.bitmap_signal.unwrap_or(self.bitmap_signal),
+            absorb_retransmissions: o
+                .absorb_retransmissions
+                .unwrap_or(self.absorb_retransmissions),
+            repair_probe: o.repair_probe.unwrap_or(self.repair_probe),
             ack_rule: o.ack_rule.unwrap_or(self.ack_rule),
             unordering: o.unordering.unwrap_or(self.unordering),
             pause_ack: o.pause_ack.unwrap_or(self.pause_ack),
@@ -170,21 +202,37 @@ impl Policies {
         if !self.redundancy.is_valid() {
             return Err(PolicyError::Redundancy(self.redundancy.bound()));
         }
+        if self.pb_block == 0 {
+            return Err(PolicyError::PbBlock);
+        }
         Ok(())
     }
 }
 
 named_enum! {
     /// A named base set of policies; the keys a user gives ([`PolicyOverrides`]) replace its
-    /// values. `tcpnc sim --profile`, plan key `profile`.
+    /// values. `tcpnc sim --profile`, `tcpnc lab --profile`, plan key `profile`.
     pub enum Profile {
-        /// The product's set (Policies::product): what `tcpnc up` and `tcpnc lab` run.
+        /// The product's set (Policies::product), the best measured: what `tcpnc up` and
+        /// `tcpnc lab` run.
         Default = "default",
         /// The simulator's set for the path's known loss (Policies::simulator): W 16.
         Simulator = "simulator",
         /// The implementation paper's experiment (§VI) for the path's known loss
-        /// (Policies::paper_experiment): W 3.
+        /// (Policies::paper_experiment): W 3, the product's mechanisms on.
         Experiment = "experiment",
+        /// The implementation paper's rules only (Policies::paper): W 3, explicit coefficients,
+        /// no repair, innovative-only ACKs, every later mechanism off.
+        Paper = "paper",
+        /// Karafillis et al. EOT (Policies::karafillis): the paper's rules with R_a (S 90 %) and
+        /// the EOT burst.
+        KarafillisEot = "karafillis-eot",
+        /// Karafillis et al. PB (Policies::karafillis): as karafillis-eot with PB bursts every
+        /// 100 packets.
+        KarafillisPb = "karafillis-pb",
+        /// Mitsuzumi et al. (Policies::mitsuzumi): the paper's rules with W 5, R = 1/(1 − p)
+        /// and Mitsuzumi's ACK rule.
+        Mitsuzumi = "mitsuzumi",
     }
 }
 
@@ -195,6 +243,10 @@ impl Profile {
             Profile::Default => Policies::product(),
             Profile::Simulator => Policies::simulator(loss),
             Profile::Experiment => Policies::paper_experiment(loss),
+            Profile::Paper => Policies::paper(loss),
+            Profile::KarafillisEot => Policies::karafillis(loss, RepairPolicy::Eot),
+            Profile::KarafillisPb => Policies::karafillis(loss, RepairPolicy::EotPb),
+            Profile::Mitsuzumi => Policies::mitsuzumi(loss),
         }
     }
 }
@@ -225,10 +277,35 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coefficients: Option<CoefficientTransport>,
-    /// Repair beyond R. Default: deficit.
+    /// Repair beyond R: deficit, off, or Karafillis' eot, pb, eot_pb. Default: deficit (the
+    /// paper profiles: off, eot, eot_pb).
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<RepairPolicy>,
+    /// B, non-redundant combinations between two PB bursts (Karafillis §II). Default: 100.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "B"))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pb_block: Option<u32>,
+    /// With a repair: withhold a loss episode's later duplicate ACKs from TCP. Default: on
+    /// (off in the paper profiles).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_duplicates: Option<Switch>,
+    /// With a repair: congestion signal to TCP from the NC-ACK loss bitmap. Default: on (off in
+    /// the paper profiles).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bitmap_signal: Option<Switch>,
+    /// With a repair: TCP retransmissions not coded while NC-ACKs flow. Default: on (off in the
+    /// paper profiles).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absorb_retransmissions: Option<Switch>,
+    /// With a repair: repair probe after two round trips without NC-ACK. Default: on (off in
+    /// the paper profiles).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_probe: Option<Switch>,
     /// The receiver's ACK rule. Default: mitsuzumi.
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -273,6 +350,11 @@ impl From<Policies> for PolicyOverrides {
             scheme: Some(p.scheme),
             coefficients: Some(p.coefficients),
             repair: Some(p.repair),
+            pb_block: Some(p.pb_block),
+            hold_duplicates: Some(p.hold_duplicates),
+            bitmap_signal: Some(p.bitmap_signal),
+            absorb_retransmissions: Some(p.absorb_retransmissions),
+            repair_probe: Some(p.repair_probe),
             ack_rule: Some(p.ack_rule),
             unordering: Some(p.unordering),
             pause_ack: Some(p.pause_ack),
@@ -286,12 +368,17 @@ impl From<Policies> for PolicyOverrides {
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 12] = [
+    pub const KEYS: [&'static str; 17] = [
         "window",
         "redundancy",
         "scheme",
         "coefficients",
         "repair",
+        "pb_block",
+        "hold_duplicates",
+        "bitmap_signal",
+        "absorb_retransmissions",
+        "repair_probe",
         "ack_rule",
         "unordering",
         "pause_ack",
@@ -349,6 +436,10 @@ mod tests {
             Policies::paper_experiment(0.1)
         );
         assert_eq!("simulator".parse(), Ok(Profile::Simulator));
+        assert_eq!("karafillis-pb".parse(), Ok(Profile::KarafillisPb));
+        for p in Profile::ALL {
+            assert!(p.policies(0.1).validate().is_ok(), "{p}");
+        }
     }
 
     #[test]
@@ -361,6 +452,9 @@ mod tests {
         p.window = 3;
         p.redundancy = RedundancyPolicy::Fixed(0.5);
         assert_eq!(p.validate(), Err(PolicyError::Redundancy(0.5)));
+        p.redundancy = RedundancyPolicy::Fixed(1.5);
+        p.pb_block = 0;
+        assert_eq!(p.validate(), Err(PolicyError::PbBlock));
     }
 
     #[test]

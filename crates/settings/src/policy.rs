@@ -54,14 +54,25 @@ impl CoefficientTransport {
 }
 
 named_enum! {
-    /// Combinations sent beyond the redundancy R.
+    /// Combinations sent beyond the redundancy R: which repair the sender runs. The project's
+    /// mechanisms that complement a repair (withheld duplicates, bitmap congestion signal,
+    /// retransmission absorption, repair probe) are separate switches
+    /// ([`crate::Policies::hold_duplicates`] and the next three); they run only with a repair
+    /// (`off` turns them off too, as before they were separate).
     pub enum RepairPolicy {
         /// Deficit repair (docs/engine.md): on each NC-ACK, whole-buffer combinations for the
-        /// lost degrees of freedom (N_lp) the flight will not cover; one congestion signal per
-        /// loss episode, the repair probe and retransmission absorption.
+        /// lost degrees of freedom (N_lp) the flight will not cover.
         Deficit = "deficit",
-        /// Redundancy R only (the implementation paper's scheme).
+        /// Redundancy R only (the implementation paper's scheme): no repair.
         Off = "off",
+        /// Karafillis et al. §II, End of Transmission: on the local TCP's FIN, N_lp (the latest
+        /// NC-ACK's lost DoFs) whole-buffer combinations beside the final packet's.
+        Eot = "eot",
+        /// Karafillis et al. §II, Pseudo-Block without EOT: N_lp whole-buffer combinations after
+        /// every `pb_block` non-redundant combinations.
+        Pb = "pb",
+        /// Karafillis et al. §II, Pseudo-Block as the paper runs it: PB bursts and the EOT burst.
+        EotPb = "eot_pb",
     }
 }
 
@@ -76,6 +87,22 @@ impl RepairPolicy {
     /// Whether NC-ACKs trigger deficit repairs.
     pub fn repairs_deficit(self) -> bool {
         matches!(self, RepairPolicy::Deficit)
+    }
+
+    /// Whether any repair runs (and with it the switches that complement a repair).
+    pub fn repairs(self) -> bool {
+        !matches!(self, RepairPolicy::Off)
+    }
+
+    /// Whether the local TCP's FIN triggers an EOT burst of N_lp repairs (Karafillis §II).
+    pub fn burst_on_fin(self) -> bool {
+        matches!(self, RepairPolicy::Eot | RepairPolicy::EotPb)
+    }
+
+    /// Whether every `pb_block` non-redundant combinations trigger a PB burst of N_lp repairs
+    /// (Karafillis §II).
+    pub fn burst_per_block(self) -> bool {
+        matches!(self, RepairPolicy::Pb | RepairPolicy::EotPb)
     }
 }
 
@@ -150,7 +177,13 @@ mod tests {
             assert_eq!(a.to_string().parse::<AckPolicy>(), Ok(*a));
         }
         let e = "fancy".parse::<RepairPolicy>().unwrap_err();
-        assert_eq!(e.to_string(), "'fancy' is not one of \"deficit\", \"off\"");
+        assert_eq!(
+            e.to_string(),
+            "'fancy' is not one of \"deficit\", \"off\", \"eot\", \"pb\", \"eot_pb\""
+        );
+        for r in RepairPolicy::ALL {
+            assert_eq!(r.name().parse::<RepairPolicy>(), Ok(*r));
+        }
     }
 
     #[test]
@@ -184,7 +217,8 @@ mod tests {
 }
 
 named_enum! {
-    /// A mechanism switched on or off (the Ha & Tsuru mechanisms, docs/engine.md).
+    /// A mechanism switched on or off (the Ha & Tsuru mechanisms and the project's own,
+    /// docs/engine.md).
     pub enum Switch {
         /// The mechanism runs.
         On = "on",

@@ -62,6 +62,8 @@ pub struct SimConfig {
     pub reverse: LinkConfig,
     /// The run stops with [`crate::SimOutcome::TimeLimit`] past this virtual time.
     pub max_sim_time: Duration,
+    /// Record a time series with this interval ([`crate::series::Series`]; `None`: none).
+    pub series_interval: Option<Duration>,
 }
 
 impl Default for SimConfig {
@@ -94,6 +96,7 @@ impl SimConfig {
             forward: link.clone(),
             reverse: link,
             max_sim_time: Duration::from_secs(600),
+            series_interval: None,
         }
     }
 

@@ -20,6 +20,7 @@ use crate::app::{Bulk, Sink, Source, Workload};
 use crate::config::{SimConfig, SimError};
 use crate::endpoint::{CLIENT_ADDR, Endpoint, SERVER_ADDR, SERVER_PORT};
 use crate::report::{SimOutcome, SimReport};
+use crate::series::{Series, SeriesRow};
 use crate::tcp_counters::{ReceiverTap, SenderTap, TcpCounters};
 
 /// Upper bound on work rounds within one virtual instant (guards against livelock).
@@ -62,7 +63,9 @@ pub fn run_workload(
     let mut established = false;
     let outcome = loop {
         steps += 1;
-        if let Some(outcome) = world.run_instant(now) {
+        let ended = world.run_instant(now);
+        world.sample(now);
+        if let Some(outcome) = ended {
             break outcome;
         }
         established |= world.client.socket().state() == smoltcp::socket::tcp::State::Established;
@@ -92,6 +95,12 @@ struct World<'a> {
     tcp: TcpCounters,
     sender_tap: SenderTap,
     receiver_tap: ReceiverTap,
+    /// ACKs reaching the client, seen as a receiver tap sees its ACKs (duplicates at the sender).
+    sender_ack_tap: ReceiverTap,
+    sender_acks: TcpCounters,
+    /// Data segments handed to the server TCP.
+    decoded_packets: u64,
+    series: Option<Series>,
     client_box: &'a mut dyn Seam,
     server_box: &'a mut dyn Seam,
 }
@@ -125,6 +134,10 @@ impl<'a> World<'a> {
             tcp: TcpCounters::default(),
             sender_tap: SenderTap::default(),
             receiver_tap: ReceiverTap::default(),
+            sender_ack_tap: ReceiverTap::default(),
+            sender_acks: TcpCounters::default(),
+            decoded_packets: 0,
+            series: cfg.series_interval.map(Series::new),
             client_box,
             server_box,
         };
@@ -209,14 +222,33 @@ impl<'a> World<'a> {
     fn boxes_to_endpoints(&mut self) -> bool {
         let mut progress = false;
         while let Some(p) = self.client_box.poll_local() {
+            self.sender_ack_tap.observe(&p, &mut self.sender_acks);
             self.client.device.rx.push_back(p);
             progress = true;
         }
         while let Some(p) = self.server_box.poll_local() {
+            if self.series.is_some() && carries_payload(&p) {
+                self.decoded_packets += 1;
+            }
             self.server.device.rx.push_back(p);
             progress = true;
         }
         progress
+    }
+
+    /// Adds what happened up to `now` to the series (if one is recorded).
+    fn sample(&mut self, now: Duration) {
+        if let Some(series) = &mut self.series {
+            series.observe(
+                now,
+                SeriesRow {
+                    decoded_packets: self.decoded_packets,
+                    goodput_bytes: self.app.received(),
+                    dup_acks: self.sender_acks.dup_acks,
+                    retransmissions: self.tcp.retransmissions,
+                },
+            );
+        }
     }
 
     /// The next virtual instant anything is due; `None` if nothing is.
@@ -267,8 +299,12 @@ impl<'a> World<'a> {
             reverse: self.rev.stats(),
             client_box: counter_map(&self.client_box.counters()),
             server_box: counter_map(&self.server_box.counters()),
-            tcp: self.tcp,
+            tcp: TcpCounters {
+                dup_acks_at_sender: self.sender_acks.dup_acks,
+                ..self.tcp
+            },
             steps,
+            series: self.series.clone(),
         }
     }
 }
@@ -276,6 +312,11 @@ impl<'a> World<'a> {
 /// A box's totals as the report's ordered map.
 pub fn counter_map(c: &Counters) -> BTreeMap<String, u64> {
     c.totals.iter().map(|&(k, v)| (k.to_string(), v)).collect()
+}
+
+/// Whether an IP packet is a TCP segment with payload.
+fn carries_payload(pkt: &[u8]) -> bool {
+    tcpnc_proto::tcp::TcpPacket::parse(pkt).is_ok_and(|p| !p.payload().is_empty())
 }
 
 /// Fires a box's timer if it is due; `true` if it fired.

@@ -30,6 +30,7 @@ pub mod event_loop;
 pub mod nc_box;
 pub mod report;
 pub mod run_spec;
+pub mod series;
 pub mod stream;
 pub mod stream_run;
 pub mod tcp_counters;

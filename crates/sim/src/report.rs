@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tcpnc_link::LinkStats;
 
+use crate::series::Series;
 use crate::tcp_counters::TcpCounters;
 
 /// How a run ended.
@@ -70,4 +71,6 @@ pub struct SimReport {
     pub tcp: TcpCounters,
     /// Distinct virtual instants the event loop visited.
     pub steps: u64,
+    /// The time series, when [`crate::SimConfig::series_interval`] asked for one.
+    pub series: Option<Series>,
 }

@@ -135,7 +135,13 @@ impl RunSpec {
 
     /// Runs the transfer.
     pub fn run(&self) -> Result<SimReport, RunSpecError> {
-        let cfg = self.sim_config()?;
+        self.run_with_series(None)
+    }
+
+    /// Runs the transfer, recording a time series every `series` (`tcpnc sim --series`).
+    pub fn run_with_series(&self, series: Option<Duration>) -> Result<SimReport, RunSpecError> {
+        let mut cfg = self.sim_config()?;
+        cfg.series_interval = series;
         Ok(match self.mode {
             PathMode::Plain => crate::run(&cfg)?,
             PathMode::Direct => {
@@ -157,6 +163,14 @@ impl RunSpec {
     pub fn result_json(&self, r: &SimReport, wall_s: f64) -> Value {
         let mut v = report_json(r);
         v["mode"] = json!(self.mode);
+        if let Some(series) = &r.series {
+            let (mean, sd) = series.decoding_mean_sd();
+            v["decoding"] = json!({
+                "mean_pps": mean,
+                "sd_pps": sd,
+                "interval_s": series.interval().as_secs_f64(),
+            });
+        }
         let get = |m: &BTreeMap<String, u64>, k: &str| m.get(k).copied();
         v["coded_sent"] = json!(get(&r.client_box, "data_sent"));
         v["redundant_sent"] = json!(get(&r.client_box, "redundant_sent"));
@@ -197,6 +211,7 @@ pub fn report_json(r: &SimReport) -> Value {
             "retransmitted_bytes": r.tcp.retransmitted_bytes,
             "acks": r.tcp.acks,
             "dup_acks": r.tcp.dup_acks,
+            "dup_acks_at_sender": r.tcp.dup_acks_at_sender,
         },
         "forward": link_json(&r.forward),
         "reverse": link_json(&r.reverse),

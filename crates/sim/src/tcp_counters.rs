@@ -17,6 +17,9 @@ pub struct TcpCounters {
     pub acks: u64,
     /// Pure ACKs repeating the previous ACK number.
     pub dup_acks: u64,
+    /// Duplicate ACKs the client (the sending TCP) received: in nc mode those its box
+    /// synthesised (Mitsuzumi et al. Fig. 7), in plain mode the server's.
+    pub dup_acks_at_sender: u64,
 }
 
 /// Watches client egress for retransmissions (O(1) per packet).

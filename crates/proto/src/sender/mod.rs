@@ -9,6 +9,7 @@
 //! * Each NC-ACK from the peer removes acknowledged packets (§III-D) and becomes one ordinary TCP
 //!   ACK for the local TCP (§II-C), duplicates included (`nc_ack.rs`).
 
+mod burst;
 mod combination;
 mod nc_ack;
 
@@ -26,7 +27,7 @@ use crate::event::{DropReason, Event};
 use crate::flow_id_conversion::flow_key;
 use crate::loss_tracker::LossEstimator;
 use crate::path_memory::PathEstimate;
-use crate::redundancy::{RedundancyAccumulator, RedundancyPolicy};
+use crate::redundancy::RedundancyAccumulator;
 use crate::repair::{ACK_SILENCE, DeficitRepair};
 use crate::tcp::{FlowKey, TcpFlags, TcpPacket, seq_add, seq_lt};
 use crate::vbnc::{Observation, Vbnc};
@@ -84,6 +85,8 @@ pub struct SenderHalf {
     paused: Option<(Duration, u32, u32)>,
     /// The variable coding window (`vbnc.rs`), with `window_policy = "vbnc"`.
     vbnc: Option<Vbnc>,
+    /// Non-redundant combinations sent since the last PB burst (`burst.rs`).
+    since_pb_burst: u32,
 }
 
 impl SenderHalf {
@@ -130,6 +133,7 @@ impl SenderHalf {
                 .window_policy
                 .is_variable()
                 .then(|| Vbnc::new(cfg.coding_window)),
+            since_pb_burst: 0,
         }
         .starting_from(cfg, path)
     }
@@ -142,7 +146,7 @@ impl SenderHalf {
         }
         if let Some(floor) = path.loss_floor {
             self.loss.set_prior(floor);
-            if let RedundancyPolicy::Adaptive { .. } = cfg.redundancy {
+            if cfg.redundancy.adapts() {
                 self.acc.set_factor(cfg.redundancy.factor_for(floor));
             }
         }
@@ -223,6 +227,9 @@ impl SenderHalf {
             return;
         }
         self.code_arrivals(cx, touched);
+        if fin_now && cx.config.repair.burst_on_fin() {
+            self.eot_burst(cx);
+        }
     }
 
     /// Inserts a local segment into the coding buffer and counts what happened; `None` when
@@ -256,11 +263,12 @@ impl SenderHalf {
         Some(outcome)
     }
 
-    /// A retransmission of buffered bytes while NC-ACKs flow: the deficit repair already
-    /// answers every missing DoF those ACKs report (`repair.rs`), so coding it again would only
-    /// load the path during TCP's recovery.
+    /// A retransmission of buffered bytes while NC-ACKs flow: the repair already answers the
+    /// missing DoFs those ACKs report (`repair.rs`), so coding it again would only load the path
+    /// during TCP's recovery (with a repair and `absorb_retransmissions` on).
     fn repair_covers_retransmission(&self, cx: &Context<'_>) -> bool {
-        cx.config.repair.repairs_deficit()
+        cx.config.repair.repairs()
+            && cx.config.absorb_retransmissions.is_on()
             && self
                 .last_ack_at
                 .is_some_and(|t| cx.now.saturating_sub(t) < ACK_SILENCE)
@@ -278,6 +286,7 @@ impl SenderHalf {
                 let systematic = k == 0 && cx.config.scheme == CodingScheme::Systematic;
                 self.send_combination(cx, arrival, systematic, k > 0);
             }
+            self.count_for_pb_burst(cx);
         }
     }
 }

@@ -11,7 +11,6 @@ use super::{AckStamp, SenderHalf};
 use crate::config::CongestionRule;
 use crate::context::Context;
 use crate::event::Event;
-use crate::redundancy::RedundancyPolicy;
 use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY};
 
 /// Longest hold of a paused duplicate ACK (Ha & Tsuru §3.3: "the sending schedule of 200 ms,
@@ -42,9 +41,7 @@ impl SenderHalf {
         if !duplicate {
             self.paused = None; // a newer ACK erases the paused one (Ha & Tsuru §3.3)
         }
-        if cx.config.repair.repairs_deficit()
-            && self.repair_and_signal(cx, ack, floor, duplicate, stamp)
-        {
+        if cx.config.repair.repairs() && self.repair_and_signal(cx, ack, floor, duplicate, stamp) {
             return;
         }
         if duplicate && ack.pause && cx.config.pause_ack.is_on() {
@@ -76,7 +73,7 @@ impl SenderHalf {
             cx.path.unordering = self.unordering;
         }
         cx.stats.loss_rate_estimate_ppm = (self.loss.loss_rate() * 1e6) as u32;
-        if let RedundancyPolicy::Adaptive { .. } = cx.config.redundancy {
+        if cx.config.redundancy.adapts() {
             let r = cx
                 .config
                 .redundancy
@@ -90,9 +87,10 @@ impl SenderHalf {
         self.peer_window = ack.window;
     }
 
-    /// The deficit repair's part of an NC-ACK (`repair.rs`, `episode.rs`): repairs for the
-    /// missing DoFs, the probe timer, a congestion signal when the bitmap shows more than the
-    /// random `floor`; `true` when the ACK is a duplicate withheld from the local TCP.
+    /// The repair's part of an NC-ACK (`repair.rs`, `episode.rs`), each part behind its switch:
+    /// the combination round trip, deficit repairs for the missing DoFs, the probe timer, a
+    /// congestion signal when the bitmap shows more than the random `floor`; `true` when the
+    /// ACK is a duplicate withheld from the local TCP.
     fn repair_and_signal(
         &mut self,
         cx: &mut Context<'_>,
@@ -104,23 +102,50 @@ impl SenderHalf {
         let count = self
             .repair
             .on_ack(cx.now, ack, self.next_pid, self.loss.loss_rate());
-        for _ in 0..count {
-            self.send_repair(cx);
+        if cx.config.repair.repairs_deficit() {
+            for _ in 0..count {
+                self.send_repair(cx);
+            }
         }
         // While DoFs are missing, an NC-ACK silence of two round trips sends a probe.
-        self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
-            .then(|| (cx.now + self.probe_interval(0), 0));
+        if cx.config.repair_probe.is_on() {
+            self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
+                .then(|| (cx.now + self.probe_interval(0), 0));
+        }
         let rtt = self.repair.srtt();
-        // Congestion is judged on the corrected record (late arrivals are not losses) with
-        // unordering adaptation, on the ACK's own bitmap without it.
-        let view = match cx.config.unordering.is_on() {
-            true => self.loss.judged_bitmap(),
-            false => Some((ack.pid_echo, ack.loss_bitmap)),
-        };
         let queue = match cx.config.congestion {
             CongestionRule::Loss => true,
             CongestionRule::Queue => self.repair.queue_building(),
         };
+        if cx.config.bitmap_signal.is_on() {
+            self.bitmap_signal(cx, ack, floor, queue, stamp);
+        }
+        let random = !queue && cx.config.congestion == CongestionRule::Queue;
+        if cx.config.hold_duplicates.is_on()
+            && self.episodes.hold_duplicate(cx.now, rtt, duplicate, random)
+        {
+            cx.stats.dup_acks_held += 1;
+            return true;
+        }
+        false
+    }
+
+    /// The congestion signal from the loss bitmap (`episode.rs`): judged on the corrected
+    /// record (late arrivals are not losses) with unordering adaptation, on the ACK's own
+    /// bitmap without it; `queue`: the congestion rule's queue evidence.
+    fn bitmap_signal(
+        &mut self,
+        cx: &mut Context<'_>,
+        ack: &AckRepr,
+        floor: Option<f64>,
+        queue: bool,
+        stamp: AckStamp,
+    ) {
+        let view = match cx.config.unordering.is_on() {
+            true => self.loss.judged_bitmap(),
+            false => Some((ack.pid_echo, ack.loss_bitmap)),
+        };
+        let rtt = self.repair.srtt();
         if let Some((echo, bitmap)) = view
             && queue
             && self.episodes.congested(cx.now, rtt, echo, bitmap, floor)
@@ -128,12 +153,6 @@ impl SenderHalf {
             self.episodes.signalled(cx.now, echo);
             self.signal_congestion(cx, stamp);
         }
-        let random = !queue && cx.config.congestion == CongestionRule::Queue;
-        if self.episodes.hold_duplicate(cx.now, rtt, duplicate, random) {
-            cx.stats.dup_acks_held += 1;
-            return true;
-        }
-        false
     }
 
     /// Makes the local TCP reduce its window once: three duplicates of the last ACK it got (a
