@@ -47,6 +47,9 @@ pub struct FlowStats {
     pub coding_buffer_len: usize,
     /// Latest loss rate estimated from the Pid bitmaps (Ha & Tsuru §3.1).
     pub loss_rate_estimate_ppm: u32,
+    /// Mean loss burst length, thousandths of a packet, from the Gilbert fit of the judged
+    /// record (`loss_tracker::BurstFit`; 0 until a burst has ended; 1000 = independent loss).
+    pub loss_burst_milli: u32,
     /// Combinations first reported missing and later received (Ha & Tsuru §3.1: late
     /// arrivals, not losses).
     pub late_arrivals: u64,
@@ -183,7 +186,7 @@ impl FlowStats {
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
             data_sent, redundant_sent, repairs_sent, repair_probes, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
-            coding_buffer_len, loss_rate_estimate_ppm, late_arrivals, acks_paused, acks_stale,
+            coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, late_arrivals, acks_paused, acks_stale,
             unordering,
             late_received, data_received, innovative, non_innovative,
             acks_sent, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)

@@ -73,6 +73,9 @@ impl SenderHalf {
             cx.path.unordering = self.unordering;
         }
         cx.stats.loss_rate_estimate_ppm = (self.loss.loss_rate() * 1e6) as u32;
+        if let Some(fit) = self.loss.burst_fit() {
+            cx.stats.loss_burst_milli = (fit.mean_burst() * 1e3).min(f64::from(u32::MAX)) as u32;
+        }
         if cx.config.redundancy.adapts() {
             let r = cx
                 .config
