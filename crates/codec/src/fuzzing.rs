@@ -169,28 +169,7 @@ impl Harness {
 /// Runs the operations encoded in `data`; panics only on a broken invariant.
 pub fn decoder_ops(data: &[u8]) {
     let mut input = Input { data };
-    let mode = if input.byte() & 1 == 0 {
-        CodingScheme::Dense
-    } else {
-        CodingScheme::Systematic
-    };
-    let mut encoder = Encoder::new(EncoderConfig {
-        mode,
-        max_symbols: 1 + usize::from(input.byte() % 64),
-        max_symbol_len: MAX_TRUE_LEN,
-    });
-    let config = DecoderConfig {
-        max_rows: usize::from(input.byte() % 40),
-        max_span: 1 + u64::from(input.byte() % 64),
-        max_symbol_len: 2 * MAX_TRUE_LEN,
-    };
-    let mut h = Harness {
-        decoder: Decoder::new(config),
-        tainted: false,
-        polled: BTreeSet::new(),
-        decoded: BTreeSet::new(),
-        last_first_unseen: 0,
-    };
+    let (mut encoder, mut h) = decoder_setup(&mut input);
     let mut network: Vec<Packet> = Vec::new();
     let mut out = Vec::new();
     while !input.data.is_empty() {
@@ -199,38 +178,8 @@ pub fn decoder_ops(data: &[u8]) {
                 let symbol = true_symbol(encoder.end_index());
                 let _ = encoder.push(&symbol);
             }
-            1 => {
-                let (window, seed) = (1 + usize::from(input.byte() % 16), input.u32());
-                if let Ok(emission) = encoder.next_emission(window, seed, &mut out) {
-                    let count = (emission.range.end - emission.range.start) as usize;
-                    let mut coefs = vec![1u8; count];
-                    if let EmissionKind::Combination { seed } = emission.kind {
-                        coefficients_from_seed(seed, &mut coefs);
-                    }
-                    let first = emission.range.start;
-                    network.push(Packet {
-                        first,
-                        coefs,
-                        payload: out.clone(),
-                    });
-                }
-            }
-            2 => {
-                let start = encoder.start_index() + u64::from(input.byte() % 8);
-                let len = 1 + u64::from(input.byte() % 8);
-                let coefs = input.bytes(len as usize);
-                let range = start..start + len;
-                if encoder
-                    .encode(range, Coefficients::Explicit(&coefs), &mut out)
-                    .is_ok()
-                {
-                    network.push(Packet {
-                        first: start,
-                        coefs,
-                        payload: out.clone(),
-                    });
-                }
-            }
+            1 => network.extend(next_emission(&mut encoder, &mut input, &mut out)),
+            2 => network.extend(explicit_combination(&mut encoder, &mut input, &mut out)),
             op @ 3..=5 if !network.is_empty() => {
                 let at = usize::from(input.byte()) % network.len();
                 match op {
@@ -274,34 +223,103 @@ pub fn decoder_ops(data: &[u8]) {
                 let payload = input.bytes(m);
                 h.receive(first, &coefs, &payload, false);
             }
-            _ => {
-                let first = raw_index(&mut input, h.decoder.base());
-                let count = match input.byte() % 4 {
-                    0 => usize::MAX - usize::from(input.byte()),
-                    _ => usize::from(input.byte() % 70),
-                };
-                let seed = input.u32();
-                let before = h.snapshot();
-                if count > 64 {
-                    let result = h.decoder.receive_seeded(first, count, seed, &[]);
-                    assert!(matches!(
-                        result,
-                        Err(DecodeError::SpanExceeded { .. } | DecodeError::IndexOverflow)
-                            | Ok(crate::Receipt {
-                                outcome: Outcome::Stale,
-                                ..
-                            })
-                    ));
-                    h.check_receipt(before, result, true);
-                } else {
-                    let mut coefs = vec![0u8; count];
-                    coefficients_from_seed(seed, &mut coefs);
-                    let payload = true_combination(first, &coefs);
-                    let result = h.decoder.receive_seeded(first, count, seed, &payload);
-                    h.check_receipt(before, result, true);
-                }
-            }
+            _ => seeded_raw(&mut h, &mut input),
         }
+    }
+}
+
+/// The encoder and the checked decoder of one fuzz case, from its first bytes.
+fn decoder_setup(input: &mut Input<'_>) -> (Encoder, Harness) {
+    let mode = if input.byte() & 1 == 0 {
+        CodingScheme::Dense
+    } else {
+        CodingScheme::Systematic
+    };
+    let encoder = Encoder::new(EncoderConfig {
+        mode,
+        max_symbols: 1 + usize::from(input.byte() % 64),
+        max_symbol_len: MAX_TRUE_LEN,
+    });
+    let config = DecoderConfig {
+        max_rows: usize::from(input.byte() % 40),
+        max_span: 1 + u64::from(input.byte() % 64),
+        max_symbol_len: 2 * MAX_TRUE_LEN,
+    };
+    let h = Harness {
+        decoder: Decoder::new(config),
+        tainted: false,
+        polled: BTreeSet::new(),
+        decoded: BTreeSet::new(),
+        last_first_unseen: 0,
+    };
+    (encoder, h)
+}
+
+/// The encoder's next emission (window and seed from the input), as a packet on the network.
+fn next_emission(
+    encoder: &mut Encoder,
+    input: &mut Input<'_>,
+    out: &mut Vec<u8>,
+) -> Option<Packet> {
+    let (window, seed) = (1 + usize::from(input.byte() % 16), input.u32());
+    let emission = encoder.next_emission(window, seed, out).ok()?;
+    let count = (emission.range.end - emission.range.start) as usize;
+    let mut coefs = vec![1u8; count];
+    if let EmissionKind::Combination { seed } = emission.kind {
+        coefficients_from_seed(seed, &mut coefs);
+    }
+    Some(Packet {
+        first: emission.range.start,
+        coefs,
+        payload: out.clone(),
+    })
+}
+
+/// A combination with explicit coefficients over a range near the encoder's start.
+fn explicit_combination(
+    encoder: &mut Encoder,
+    input: &mut Input<'_>,
+    out: &mut Vec<u8>,
+) -> Option<Packet> {
+    let start = encoder.start_index() + u64::from(input.byte() % 8);
+    let len = 1 + u64::from(input.byte() % 8);
+    let coefs = input.bytes(len as usize);
+    encoder
+        .encode(start..start + len, Coefficients::Explicit(&coefs), out)
+        .ok()?;
+    Some(Packet {
+        first: start,
+        coefs,
+        payload: out.clone(),
+    })
+}
+
+/// A seeded combination at a raw index, of any count (oversized ones must be refused).
+fn seeded_raw(h: &mut Harness, input: &mut Input<'_>) {
+    let first = raw_index(input, h.decoder.base());
+    let count = match input.byte() % 4 {
+        0 => usize::MAX - usize::from(input.byte()),
+        _ => usize::from(input.byte() % 70),
+    };
+    let seed = input.u32();
+    let before = h.snapshot();
+    if count > 64 {
+        let result = h.decoder.receive_seeded(first, count, seed, &[]);
+        assert!(matches!(
+            result,
+            Err(DecodeError::SpanExceeded { .. } | DecodeError::IndexOverflow)
+                | Ok(crate::Receipt {
+                    outcome: Outcome::Stale,
+                    ..
+                })
+        ));
+        h.check_receipt(before, result, true);
+    } else {
+        let mut coefs = vec![0u8; count];
+        coefficients_from_seed(seed, &mut coefs);
+        let payload = true_combination(first, &coefs);
+        let result = h.decoder.receive_seeded(first, count, seed, &payload);
+        h.check_receipt(before, result, true);
     }
 }
 

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod episode;
 pub mod event;
 pub mod flow_id_conversion;
+pub mod loss_burst;
 pub mod loss_tracker;
 pub mod output;
 pub mod path_memory;

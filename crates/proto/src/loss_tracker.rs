@@ -7,6 +7,7 @@
 //! the sender ([`LossEstimator`]) learns the fate of each combination even when some ACKs are lost
 //! or suppressed; it keeps the counts that the adaptive-redundancy policy will use.
 
+use crate::loss_burst::{BurstCounts, BurstFit};
 use tcpnc_wire::AckRepr;
 
 /// Pids remembered by the receiver beyond the newest one.
@@ -166,35 +167,6 @@ pub struct LossEstimator {
     bursts: BurstCounts,
 }
 
-/// Transitions between consecutive judged Pids (`[from][to]`, 0 = received, 1 = lost) and the
-/// state of the last one: the counts of a two-state Markov chain (Ha & Tsuru §3.1, "loss
-/// burstiness").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct BurstCounts {
-    transitions: [[u64; 2]; 2],
-    last: Option<bool>,
-}
-
-/// The path's loss as a simple Gilbert model (no loss in the good state, every packet lost in
-/// the bad one), fitted from the judged record by maximum likelihood: `p` = P(good → bad) per
-/// packet, `r` = P(bad → good). Mean loss `p / (p + r)`, mean burst `1 / r` packets: the same
-/// parametrisation as the emulator's `--burst` (docs/link.md), so a fit of the lab's
-/// Gilbert-Elliott path returns its settings.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BurstFit {
-    /// P(good → bad) per packet.
-    pub p: f64,
-    /// P(bad → good) per packet.
-    pub r: f64,
-}
-
-impl BurstFit {
-    /// The mean length of a loss burst, packets.
-    pub fn mean_burst(&self) -> f64 {
-        1.0 / self.r
-    }
-}
-
 /// What the record knows of one Pid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {
@@ -240,14 +212,7 @@ impl LossEstimator {
     /// The loss burstiness of the judged record, once it holds at least one loss burst that
     /// ended (`None` before: no burst length can be told).
     pub fn burst_fit(&self) -> Option<BurstFit> {
-        let [[gg, gb], [bg, bb]] = self.bursts.transitions;
-        if bg == 0 || gg + gb == 0 {
-            return None;
-        }
-        Some(BurstFit {
-            p: gb as f64 / (gg + gb) as f64,
-            r: bg as f64 / (bg + bb) as f64,
-        })
+        self.bursts.fit()
     }
 
     fn status_of(&self, pid: u32) -> Status {
@@ -344,7 +309,7 @@ impl LossEstimator {
                     return;
                 }
                 if ahead as usize > STATUS_RING {
-                    self.bursts.last = None; // the Pids between are not consecutive
+                    self.bursts.break_run(); // the Pids between are not consecutive
                     to.wrapping_sub(32)
                 } else {
                     c.wrapping_add(1)
@@ -369,10 +334,7 @@ impl LossEstimator {
     }
 
     fn count(&mut self, lost: bool) {
-        if let Some(prev) = self.bursts.last {
-            self.bursts.transitions[usize::from(prev)][usize::from(lost)] += 1;
-        }
-        self.bursts.last = Some(lost);
+        self.bursts.record(lost);
         if lost {
             self.lost += 1;
         } else {
