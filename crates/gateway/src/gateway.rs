@@ -5,8 +5,8 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -21,6 +21,7 @@ use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
 use crate::monitor::Monitor;
 use crate::peer_engine::PeerEngine;
+use crate::readers::{Input, ReaderCounters, spawn_tun_reader, spawn_udp_reader};
 use crate::security::{Envelope, Opened, Security};
 use crate::stats::{
     GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
@@ -28,10 +29,7 @@ use crate::stats::{
 use tcpnc_proto::seam::Counters;
 use tcpnc_proto::settings::CodingMode as Mode;
 
-/// How often reader threads and the owner look at the shutdown flag.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
-/// Largest packet or datagram read.
-pub const MAX_PACKET: usize = 65536;
+pub use crate::readers::{MAX_PACKET, POLL_INTERVAL};
 
 /// Settings of the loop that are not per peer.
 #[derive(Debug, Clone)]
@@ -48,13 +46,6 @@ pub struct GatewayOptions {
     pub queue_packets: usize,
     /// Keys or integrity mode (`Config::security`).
     pub security: Security,
-}
-
-/// One input for the owner thread.
-enum Input {
-    Tun(Vec<u8>),
-    Udp(Vec<u8>, SocketAddr),
-    Failed(String, std::io::Error),
 }
 
 struct PeerSlot {
@@ -76,7 +67,7 @@ pub struct Gateway<T: Tun, U: Udp> {
     routes: PrefixTable<usize>,
     envelope: Envelope,
     counters: GatewayCounters,
-    queue_drops: Arc<AtomicU64>,
+    readers: Arc<ReaderCounters>,
     origin: Instant,
     /// Nonce of the next KEEPALIVE probe.
     next_nonce: u64,
@@ -123,7 +114,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             routes,
             envelope,
             counters: GatewayCounters::default(),
-            queue_drops: Arc::new(AtomicU64::new(0)),
+            readers: Arc::default(),
             origin: Instant::now(),
             next_nonce: first_nonce(),
             monitor: Monitor::new(&configured, None),
@@ -172,6 +163,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                     endpoint,
                     source,
                 })?;
+            self.counters.udp_tx_calls += 1;
             self.counters.udp_tx_datagrams += 1;
             self.counters.udp_tx_bytes += d.len() as u64;
         }
@@ -186,7 +178,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     fn snapshot_of(&self, stopped: bool, engines: &[Counters]) -> Snapshot {
         let mut gateway = self.counters;
-        gateway.queue_drops += self.queue_drops.load(Ordering::Relaxed);
+        self.readers.add_to(&mut gateway);
         Snapshot {
             version: STATS_VERSION,
             interface: self.opts.interface.clone(),
@@ -232,7 +224,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             .zip(&engines)
             .collect();
         let mut gateway = self.counters;
-        gateway.queue_drops += self.queue_drops.load(Ordering::Relaxed);
+        self.readers.add_to(&mut gateway);
         self.monitor.sample(self.now(), &gateway, &peers);
         if let Some(path) = &self.opts.stats_file
             && let Err(e) = crate::stats::write_snapshot(path, &self.snapshot_of(stopped, &engines))
@@ -246,8 +238,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     pub fn run(mut self, shutdown: Arc<AtomicBool>) -> Result<Snapshot, GatewayError> {
         let (tx, rx) = mpsc::sync_channel(self.opts.queue_packets.max(1));
         let readers = [
-            spawn_tun_reader(&self.tun, &tx, &shutdown, &self.queue_drops),
-            spawn_udp_reader(&self.udp, &tx, &shutdown, &self.queue_drops),
+            spawn_tun_reader(&self.tun, &tx, &shutdown, &self.readers),
+            spawn_udp_reader(&self.udp, &tx, &shutdown, &self.readers),
         ];
         drop(tx);
         let result = self.owner_loop(&rx, &shutdown);
@@ -430,6 +422,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 self.counters.udp_send_errors += 1;
                 continue;
             };
+            self.counters.udp_tx_calls += 1;
             match self.udp.send_to(&d, endpoint) {
                 Ok(()) => {
                     self.counters.udp_tx_datagrams += 1;
@@ -452,67 +445,6 @@ fn first_nonce() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     t ^ u64::from(std::process::id()) << 32
-}
-
-fn forward(tx: &SyncSender<Input>, input: Input, drops: &AtomicU64) -> bool {
-    match tx.try_send(input) {
-        Ok(()) => true,
-        Err(TrySendError::Full(_)) => {
-            drops.fetch_add(1, Ordering::Relaxed);
-            true
-        }
-        Err(TrySendError::Disconnected(_)) => false,
-    }
-}
-
-fn spawn_tun_reader<T: Tun>(
-    tun: &Arc<T>,
-    tx: &SyncSender<Input>,
-    shutdown: &Arc<AtomicBool>,
-    drops: &Arc<AtomicU64>,
-) -> JoinHandle<()> {
-    let (tun, tx, shutdown, drops) = (tun.clone(), tx.clone(), shutdown.clone(), drops.clone());
-    thread::spawn(move || {
-        let mut buf = vec![0u8; MAX_PACKET];
-        while !shutdown.load(Ordering::SeqCst) {
-            let input = match tun.recv(&mut buf, POLL_INTERVAL) {
-                Ok(Some(n)) => Input::Tun(buf[..n].to_vec()),
-                Ok(None) => continue,
-                Err(e) => {
-                    let _ = tx.send(Input::Failed("reading the TUN device".into(), e));
-                    return;
-                }
-            };
-            if !forward(&tx, input, &drops) {
-                return;
-            }
-        }
-    })
-}
-
-fn spawn_udp_reader<U: Udp>(
-    udp: &Arc<U>,
-    tx: &SyncSender<Input>,
-    shutdown: &Arc<AtomicBool>,
-    drops: &Arc<AtomicU64>,
-) -> JoinHandle<()> {
-    let (udp, tx, shutdown, drops) = (udp.clone(), tx.clone(), shutdown.clone(), drops.clone());
-    thread::spawn(move || {
-        let mut buf = vec![0u8; MAX_PACKET];
-        while !shutdown.load(Ordering::SeqCst) {
-            let input = match udp.recv_from(&mut buf, POLL_INTERVAL) {
-                Ok(Some((n, from))) => Input::Udp(buf[..n].to_vec(), from),
-                Ok(None) => continue,
-                Err(e) => {
-                    let _ = tx.send(Input::Failed("receiving on the UDP socket".into(), e));
-                    return;
-                }
-            };
-            if !forward(&tx, input, &drops) {
-                return;
-            }
-        }
-    })
 }
 
 /// A gateway running on its own thread (see [`Gateway::spawn`]).
