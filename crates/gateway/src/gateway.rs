@@ -21,11 +21,14 @@ use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
 use crate::monitor::Monitor;
 use crate::peer_engine::PeerEngine;
-use crate::readers::{Input, ReaderCounters, spawn_tun_reader, spawn_udp_reader};
+use crate::readers::{
+    Input, Pools, ReaderCounters, ReaderLink, spawn_tun_reader, spawn_udp_reader,
+};
 use crate::security::{Envelope, Opened, Security};
 use crate::stats::{
     GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
 };
+use tcpnc_io::BATCH;
 use tcpnc_proto::seam::Counters;
 use tcpnc_proto::settings::CodingMode as Mode;
 
@@ -68,6 +71,8 @@ pub struct Gateway<T: Tun, U: Udp> {
     envelope: Envelope,
     counters: GatewayCounters,
     readers: Arc<ReaderCounters>,
+    /// Sealed datagrams waiting for one batched send (buffer reused between flushes).
+    tx_batch: Vec<(Vec<u8>, SocketAddr)>,
     origin: Instant,
     /// Nonce of the next KEEPALIVE probe.
     next_nonce: u64,
@@ -115,6 +120,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             envelope,
             counters: GatewayCounters::default(),
             readers: Arc::default(),
+            tx_batch: Vec::with_capacity(BATCH),
             origin: Instant::now(),
             next_nonce: first_nonce(),
             monitor: Monitor::new(&configured, None),
@@ -236,13 +242,25 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     /// Runs until `shutdown` is set (or a device fails), then writes the final snapshot
     /// and returns it. Reader threads are joined before returning.
     pub fn run(mut self, shutdown: Arc<AtomicBool>) -> Result<Snapshot, GatewayError> {
-        let (tx, rx) = mpsc::sync_channel(self.opts.queue_packets.max(1));
+        let (tx, rx) = mpsc::sync_channel(channel_bound(self.opts.queue_packets));
+        let (tun_pool, tun_back) = mpsc::channel();
+        let (udp_pool, udp_back) = mpsc::channel();
+        let link = |pool| ReaderLink {
+            tx: tx.clone(),
+            shutdown: shutdown.clone(),
+            counters: self.readers.clone(),
+            pool,
+        };
         let readers = [
-            spawn_tun_reader(&self.tun, &tx, &shutdown, &self.readers),
-            spawn_udp_reader(&self.udp, &tx, &shutdown, &self.readers),
+            spawn_tun_reader(&self.tun, link(tun_back)),
+            spawn_udp_reader(&self.udp, link(udp_back)),
         ];
         drop(tx);
-        let result = self.owner_loop(&rx, &shutdown);
+        let pools = Pools {
+            tun: tun_pool,
+            udp: udp_pool,
+        };
+        let result = self.owner_loop(&rx, &pools, &shutdown);
         shutdown.store(true, Ordering::SeqCst);
         for r in readers {
             let _ = r.join();
@@ -265,6 +283,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     fn owner_loop(
         &mut self,
         rx: &Receiver<Input>,
+        pools: &Pools,
         shutdown: &AtomicBool,
     ) -> Result<(), GatewayError> {
         let interval = self.opts.stats_interval.max(Duration::from_millis(10));
@@ -280,9 +299,10 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 .fold(next_stats.min(now + POLL_INTERVAL), Duration::min);
             match rx.recv_timeout(wake.saturating_sub(now)) {
                 Ok(input) => {
-                    self.dispatch(input)?;
-                    for input in rx.try_iter().take(256) {
-                        self.dispatch(input)?;
+                    self.dispatch(input, pools)?;
+                    // Up to 8 more batches (256 packets when full) before the engines flush.
+                    for input in rx.try_iter().take(8) {
+                        self.dispatch(input, pools)?;
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -298,33 +318,46 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         Ok(())
     }
 
-    fn dispatch(&mut self, input: Input) -> Result<(), GatewayError> {
+    /// One batch from a reader; its buffers go back to the reader's pool.
+    fn dispatch(&mut self, input: Input, pools: &Pools) -> Result<(), GatewayError> {
         let now = self.now();
         match input {
-            Input::Tun(packet) => {
-                self.counters.tun_rx_packets += 1;
-                self.counters.tun_rx_bytes += packet.len() as u64;
-                let peer = read_ip_header(&packet)
-                    .ok()
-                    .and_then(|h| self.routes.lookup(h.dst));
-                match peer {
-                    Some(&i) => {
-                        let slot = &mut self.peers[i];
-                        slot.counters.local_packets += 1;
-                        slot.counters.local_bytes += packet.len() as u64;
-                        slot.engine.handle_local(now, &packet);
-                    }
-                    None => self.counters.no_peer_drops += 1,
+            Input::Tun(batch) => {
+                for p in batch.packets() {
+                    self.on_local(now, &p.data);
                 }
+                let _ = pools.tun.send(batch);
             }
-            Input::Udp(datagram, from) => {
-                self.counters.udp_rx_datagrams += 1;
-                self.counters.udp_rx_bytes += datagram.len() as u64;
-                self.on_datagram(now, &datagram, from);
+            Input::Udp(batch) => {
+                for p in batch.packets() {
+                    let Some(from) = p.from else { continue };
+                    self.counters.udp_rx_datagrams += 1;
+                    self.counters.udp_rx_bytes += p.data.len() as u64;
+                    self.on_datagram(now, &p.data, from);
+                }
+                let _ = pools.udp.send(batch);
             }
             Input::Failed(what, source) => return Err(GatewayError::Io { what, source }),
         }
         Ok(())
+    }
+
+    /// A packet from the TUN: routed to the peer whose allowed_ips hold its destination.
+    fn on_local(&mut self, now: Duration, packet: &[u8]) {
+        self.counters.tun_rx_packets += 1;
+        self.counters.tun_rx_bytes += packet.len() as u64;
+        let peer = read_ip_header(packet)
+            .ok()
+            .and_then(|h| self.routes.lookup(h.dst));
+        match peer {
+            Some(&i) => {
+                let slot = &mut self.peers[i];
+                slot.counters.local_packets += 1;
+                slot.counters.local_bytes += packet.len() as u64;
+                slot.engine.handle_local(now, packet);
+            }
+            None => self.counters.no_peer_drops += 1,
+        }
     }
 
     /// An incoming datagram: opened (authenticated) by the envelope before an engine sees it.
@@ -393,6 +426,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 self.envelope.seal(now, i, &d);
             }
             while let Some(p) = slot.engine.poll_local() {
+                self.counters.tun_tx_calls += 1;
                 match self.tun.send(&p) {
                     Ok(()) => {
                         self.counters.tun_tx_packets += 1;
@@ -415,26 +449,46 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         self.transmit();
     }
 
-    /// Sends every sealed datagram to its peer's endpoint.
+    /// Sends every sealed datagram to its peer's endpoint, [`BATCH`] per system call
+    /// (`sendmmsg` on the real socket).
     fn transmit(&mut self) {
+        self.tx_batch.clear();
         while let Some((i, d)) = self.envelope.poll_transmit() {
-            let Some(endpoint) = self.peers[i].endpoint else {
-                self.counters.udp_send_errors += 1;
-                continue;
-            };
+            match self.peers[i].endpoint {
+                Some(endpoint) => self.tx_batch.push((d, endpoint)),
+                None => self.counters.udp_send_errors += 1,
+            }
+        }
+        let mut at = 0;
+        while at < self.tx_batch.len() {
             self.counters.udp_tx_calls += 1;
-            match self.udp.send_to(&d, endpoint) {
-                Ok(()) => {
-                    self.counters.udp_tx_datagrams += 1;
-                    self.counters.udp_tx_bytes += d.len() as u64;
+            match self.udp.send_batch(&self.tx_batch[at..]) {
+                Ok(n) if n > 0 => {
+                    for (d, _) in &self.tx_batch[at..at + n] {
+                        self.counters.udp_tx_datagrams += 1;
+                        self.counters.udp_tx_bytes += d.len() as u64;
+                    }
+                    at += n;
+                }
+                Ok(_) => {
+                    self.counters.udp_send_errors += 1;
+                    at += 1;
                 }
                 Err(e) => {
+                    // The first datagram could not be sent: count it and go on with the rest.
                     self.counters.udp_send_errors += 1;
-                    tracing::debug!("send to {endpoint} failed: {e}");
+                    tracing::debug!("send to {} failed: {e}", self.tx_batch[at].1);
+                    at += 1;
                 }
             }
         }
     }
+}
+
+/// Bound of the owner's input channel, in batches: `queue_packets` / 4 (at least 64), so full
+/// batches hold at most 8 x `queue_packets` packets and single packets still find room.
+fn channel_bound(queue_packets: usize) -> usize {
+    (queue_packets / 4).max(64)
 }
 
 /// A starting nonce that differs between runs, so a restarted gateway does not take stale
