@@ -181,4 +181,13 @@ mod tests {
         let r = c.recv_from(&mut buf, Duration::from_secs(1)).unwrap();
         assert_eq!(r.map(|(n, _)| buf[..n].to_vec()), Some(vec![2]));
     }
+
+    /// The buffer request reaches the kernel (which reports at least what it granted before).
+    #[test]
+    fn socket_buffers_grow() {
+        let s = SysUdp::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let (rx0, tx0) = s.set_buffers(4096).unwrap();
+        let (rx1, tx1) = s.set_buffers(1 << 20).unwrap();
+        assert!(rx1 > rx0 && tx1 > tx0, "{rx0} {tx0} -> {rx1} {tx1}");
+    }
 }

@@ -99,6 +99,25 @@ impl SysUdp {
         Ok(SysUdp { sock })
     }
 
+    /// Asks for `bytes` of kernel receive and send buffer: beyond `net.core.rmem_max` /
+    /// `wmem_max` where the process may (`SO_RCVBUFFORCE`, CAP_NET_ADMIN), else up to those
+    /// limits. A burst the reader thread cannot take at once then waits in the socket
+    /// instead of being dropped by the kernel. Returns the sizes the kernel granted
+    /// (it doubles the request for its bookkeeping).
+    pub fn set_buffers(&self, bytes: usize) -> io::Result<(usize, usize)> {
+        use nix::sys::socket::{getsockopt, setsockopt, sockopt};
+        if setsockopt(&self.sock, sockopt::RcvBufForce, &bytes).is_err() {
+            setsockopt(&self.sock, sockopt::RcvBuf, &bytes)?;
+        }
+        if setsockopt(&self.sock, sockopt::SndBufForce, &bytes).is_err() {
+            setsockopt(&self.sock, sockopt::SndBuf, &bytes)?;
+        }
+        Ok((
+            getsockopt(&self.sock, sockopt::RcvBuf)?,
+            getsockopt(&self.sock, sockopt::SndBuf)?,
+        ))
+    }
+
     /// Wraps an already bound socket.
     pub fn from_socket(sock: UdpSocket) -> SysUdp {
         SysUdp { sock }

@@ -272,6 +272,45 @@ mod tests {
         assert_eq!(SpeedCase::set(false, &[12], &[1.0]).len(), 1);
     }
 
+    fn snapshot(queue_drops: u64, engine: Value) -> Snapshot {
+        Snapshot {
+            version: tcpnc_gateway::stats::STATS_VERSION,
+            interface: "nc0".into(),
+            listen: String::new(),
+            mode: "nc".into(),
+            pid: 1,
+            uptime_secs: 1.0,
+            unix_time: 1.0,
+            stopped: true,
+            gateway: GatewayCounters {
+                queue_drops,
+                ..Default::default()
+            },
+            peers: vec![tcpnc_gateway::stats::PeerSnapshot {
+                name: "p".into(),
+                endpoint: String::new(),
+                allowed_ips: vec![],
+                counters: Default::default(),
+                engine,
+            }],
+            window: None,
+            tunnel: Value::Null,
+        }
+    }
+
+    /// The smoke test's "no gateway drops" reads the input queue and the engines' transmit
+    /// and local queues of both gateways: a drop in any of them shows.
+    #[test]
+    fn drops_include_input_and_engine_queues() {
+        let clean = snapshot(0, serde_json::json!({"totals": {"transmit_queue_drops": 0}}));
+        assert!(drops(&[&clean, &clean]).none());
+        let engine = serde_json::json!({"totals": {"transmit_queue_drops": 2, "local_queue_drops": 3}});
+        let d = drops(&[&clean, &snapshot(0, engine)]);
+        assert_eq!(d.engine_queue, 5);
+        assert!(!d.none());
+        assert_eq!(drops(&[&snapshot(7, Value::Null), &clean]).queue, 7);
+    }
+
     #[test]
     fn packets_per_call_over_both_gateways() {
         let a = GatewayCounters {
