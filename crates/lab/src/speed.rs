@@ -302,9 +302,13 @@ mod tests {
     /// and local queues of both gateways: a drop in any of them shows.
     #[test]
     fn drops_include_input_and_engine_queues() {
-        let clean = snapshot(0, serde_json::json!({"totals": {"transmit_queue_drops": 0}}));
+        let clean = snapshot(
+            0,
+            serde_json::json!({"totals": {"transmit_queue_drops": 0}}),
+        );
         assert!(drops(&[&clean, &clean]).none());
-        let engine = serde_json::json!({"totals": {"transmit_queue_drops": 2, "local_queue_drops": 3}});
+        let engine =
+            serde_json::json!({"totals": {"transmit_queue_drops": 2, "local_queue_drops": 3}});
         let d = drops(&[&clean, &snapshot(0, engine)]);
         assert_eq!(d.engine_queue, 5);
         assert!(!d.none());
