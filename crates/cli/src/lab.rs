@@ -50,6 +50,9 @@ impl From<TunnelArg> for TunnelMode {
 pub enum LabCommand {
     /// Plain (gateway coding off) then TCP/NC on the same emulated path.
     Compare(CompareArgs),
+    /// The gateway data path at full speed: two gateways joined directly (no emulator), modes
+    /// off and nc in one run; goodput, CPU seconds per GB, packets per system call.
+    Speed(crate::lab_speed::SpeedArgs),
     /// One transfer in one mode.
     Run(RunArgs),
     /// The built-in demonstration: plain reno/cubic/bbr and nc at a few loss rates, a
@@ -363,6 +366,7 @@ pub fn run(args: LabArgs) -> Result<()> {
             a.max_captured,
         )),
         LabCommand::Compare(a) => compare(a, args.tunnel),
+        LabCommand::Speed(a) => crate::lab_speed::run(a, new_lab(args.tunnel)?),
         LabCommand::Run(a) => run_one(a, args.tunnel),
         LabCommand::Demo(a) => {
             // The demo's runs go through the experiment crate's lab backend, which uses the

@@ -10,6 +10,7 @@ mod bench;
 mod experiment;
 mod keys;
 mod lab;
+mod lab_speed;
 mod link;
 mod logging;
 mod sim;

@@ -5,8 +5,8 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -21,17 +21,18 @@ use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
 use crate::monitor::Monitor;
 use crate::peer_engine::PeerEngine;
+use crate::readers::{
+    Input, Pools, ReaderCounters, ReaderLink, spawn_tun_reader, spawn_udp_reader,
+};
 use crate::security::{Envelope, Opened, Security};
 use crate::stats::{
     GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
 };
+use tcpnc_io::BATCH;
 use tcpnc_proto::seam::Counters;
 use tcpnc_proto::settings::CodingMode as Mode;
 
-/// How often reader threads and the owner look at the shutdown flag.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
-/// Largest packet or datagram read.
-pub const MAX_PACKET: usize = 65536;
+pub use crate::readers::{MAX_PACKET, POLL_INTERVAL};
 
 /// Settings of the loop that are not per peer.
 #[derive(Debug, Clone)]
@@ -48,13 +49,6 @@ pub struct GatewayOptions {
     pub queue_packets: usize,
     /// Keys or integrity mode (`Config::security`).
     pub security: Security,
-}
-
-/// One input for the owner thread.
-enum Input {
-    Tun(Vec<u8>),
-    Udp(Vec<u8>, SocketAddr),
-    Failed(String, std::io::Error),
 }
 
 struct PeerSlot {
@@ -76,7 +70,9 @@ pub struct Gateway<T: Tun, U: Udp> {
     routes: PrefixTable<usize>,
     envelope: Envelope,
     counters: GatewayCounters,
-    queue_drops: Arc<AtomicU64>,
+    readers: Arc<ReaderCounters>,
+    /// Sealed datagrams waiting for one batched send (buffer reused between flushes).
+    tx_batch: Vec<(Vec<u8>, SocketAddr)>,
     origin: Instant,
     /// Nonce of the next KEEPALIVE probe.
     next_nonce: u64,
@@ -123,7 +119,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             routes,
             envelope,
             counters: GatewayCounters::default(),
-            queue_drops: Arc::new(AtomicU64::new(0)),
+            readers: Arc::default(),
+            tx_batch: Vec::with_capacity(BATCH),
             origin: Instant::now(),
             next_nonce: first_nonce(),
             monitor: Monitor::new(&configured, None),
@@ -172,6 +169,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                     endpoint,
                     source,
                 })?;
+            self.counters.udp_tx_calls += 1;
             self.counters.udp_tx_datagrams += 1;
             self.counters.udp_tx_bytes += d.len() as u64;
         }
@@ -186,7 +184,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     fn snapshot_of(&self, stopped: bool, engines: &[Counters]) -> Snapshot {
         let mut gateway = self.counters;
-        gateway.queue_drops += self.queue_drops.load(Ordering::Relaxed);
+        self.readers.add_to(&mut gateway);
         Snapshot {
             version: STATS_VERSION,
             interface: self.opts.interface.clone(),
@@ -232,7 +230,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             .zip(&engines)
             .collect();
         let mut gateway = self.counters;
-        gateway.queue_drops += self.queue_drops.load(Ordering::Relaxed);
+        self.readers.add_to(&mut gateway);
         self.monitor.sample(self.now(), &gateway, &peers);
         if let Some(path) = &self.opts.stats_file
             && let Err(e) = crate::stats::write_snapshot(path, &self.snapshot_of(stopped, &engines))
@@ -244,13 +242,25 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     /// Runs until `shutdown` is set (or a device fails), then writes the final snapshot
     /// and returns it. Reader threads are joined before returning.
     pub fn run(mut self, shutdown: Arc<AtomicBool>) -> Result<Snapshot, GatewayError> {
-        let (tx, rx) = mpsc::sync_channel(self.opts.queue_packets.max(1));
+        let (tx, rx) = mpsc::sync_channel(channel_bound(self.opts.queue_packets));
+        let (tun_pool, tun_back) = mpsc::channel();
+        let (udp_pool, udp_back) = mpsc::channel();
+        let link = |pool| ReaderLink {
+            tx: tx.clone(),
+            shutdown: shutdown.clone(),
+            counters: self.readers.clone(),
+            pool,
+        };
         let readers = [
-            spawn_tun_reader(&self.tun, &tx, &shutdown, &self.queue_drops),
-            spawn_udp_reader(&self.udp, &tx, &shutdown, &self.queue_drops),
+            spawn_tun_reader(&self.tun, link(tun_back)),
+            spawn_udp_reader(&self.udp, link(udp_back)),
         ];
         drop(tx);
-        let result = self.owner_loop(&rx, &shutdown);
+        let pools = Pools {
+            tun: tun_pool,
+            udp: udp_pool,
+        };
+        let result = self.owner_loop(&rx, &pools, &shutdown);
         shutdown.store(true, Ordering::SeqCst);
         for r in readers {
             let _ = r.join();
@@ -273,6 +283,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     fn owner_loop(
         &mut self,
         rx: &Receiver<Input>,
+        pools: &Pools,
         shutdown: &AtomicBool,
     ) -> Result<(), GatewayError> {
         let interval = self.opts.stats_interval.max(Duration::from_millis(10));
@@ -288,9 +299,10 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 .fold(next_stats.min(now + POLL_INTERVAL), Duration::min);
             match rx.recv_timeout(wake.saturating_sub(now)) {
                 Ok(input) => {
-                    self.dispatch(input)?;
-                    for input in rx.try_iter().take(256) {
-                        self.dispatch(input)?;
+                    self.dispatch(input, pools)?;
+                    // Up to 8 more batches (256 packets when full) before the engines flush.
+                    for input in rx.try_iter().take(8) {
+                        self.dispatch(input, pools)?;
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -306,33 +318,46 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         Ok(())
     }
 
-    fn dispatch(&mut self, input: Input) -> Result<(), GatewayError> {
+    /// One batch from a reader; its buffers go back to the reader's pool.
+    fn dispatch(&mut self, input: Input, pools: &Pools) -> Result<(), GatewayError> {
         let now = self.now();
         match input {
-            Input::Tun(packet) => {
-                self.counters.tun_rx_packets += 1;
-                self.counters.tun_rx_bytes += packet.len() as u64;
-                let peer = read_ip_header(&packet)
-                    .ok()
-                    .and_then(|h| self.routes.lookup(h.dst));
-                match peer {
-                    Some(&i) => {
-                        let slot = &mut self.peers[i];
-                        slot.counters.local_packets += 1;
-                        slot.counters.local_bytes += packet.len() as u64;
-                        slot.engine.handle_local(now, &packet);
-                    }
-                    None => self.counters.no_peer_drops += 1,
+            Input::Tun(batch) => {
+                for p in batch.packets() {
+                    self.on_local(now, &p.data);
                 }
+                let _ = pools.tun.send(batch);
             }
-            Input::Udp(datagram, from) => {
-                self.counters.udp_rx_datagrams += 1;
-                self.counters.udp_rx_bytes += datagram.len() as u64;
-                self.on_datagram(now, &datagram, from);
+            Input::Udp(batch) => {
+                for p in batch.packets() {
+                    let Some(from) = p.from else { continue };
+                    self.counters.udp_rx_datagrams += 1;
+                    self.counters.udp_rx_bytes += p.data.len() as u64;
+                    self.on_datagram(now, &p.data, from);
+                }
+                let _ = pools.udp.send(batch);
             }
             Input::Failed(what, source) => return Err(GatewayError::Io { what, source }),
         }
         Ok(())
+    }
+
+    /// A packet from the TUN: routed to the peer whose allowed_ips hold its destination.
+    fn on_local(&mut self, now: Duration, packet: &[u8]) {
+        self.counters.tun_rx_packets += 1;
+        self.counters.tun_rx_bytes += packet.len() as u64;
+        let peer = read_ip_header(packet)
+            .ok()
+            .and_then(|h| self.routes.lookup(h.dst));
+        match peer {
+            Some(&i) => {
+                let slot = &mut self.peers[i];
+                slot.counters.local_packets += 1;
+                slot.counters.local_bytes += packet.len() as u64;
+                slot.engine.handle_local(now, packet);
+            }
+            None => self.counters.no_peer_drops += 1,
+        }
     }
 
     /// An incoming datagram: opened (authenticated) by the envelope before an engine sees it.
@@ -401,6 +426,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 self.envelope.seal(now, i, &d);
             }
             while let Some(p) = slot.engine.poll_local() {
+                self.counters.tun_tx_calls += 1;
                 match self.tun.send(&p) {
                     Ok(()) => {
                         self.counters.tun_tx_packets += 1;
@@ -423,25 +449,46 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         self.transmit();
     }
 
-    /// Sends every sealed datagram to its peer's endpoint.
+    /// Sends every sealed datagram to its peer's endpoint, [`BATCH`] per system call
+    /// (`sendmmsg` on the real socket).
     fn transmit(&mut self) {
+        self.tx_batch.clear();
         while let Some((i, d)) = self.envelope.poll_transmit() {
-            let Some(endpoint) = self.peers[i].endpoint else {
-                self.counters.udp_send_errors += 1;
-                continue;
-            };
-            match self.udp.send_to(&d, endpoint) {
-                Ok(()) => {
-                    self.counters.udp_tx_datagrams += 1;
-                    self.counters.udp_tx_bytes += d.len() as u64;
+            match self.peers[i].endpoint {
+                Some(endpoint) => self.tx_batch.push((d, endpoint)),
+                None => self.counters.udp_send_errors += 1,
+            }
+        }
+        let mut at = 0;
+        while at < self.tx_batch.len() {
+            self.counters.udp_tx_calls += 1;
+            match self.udp.send_batch(&self.tx_batch[at..]) {
+                Ok(n) if n > 0 => {
+                    for (d, _) in &self.tx_batch[at..at + n] {
+                        self.counters.udp_tx_datagrams += 1;
+                        self.counters.udp_tx_bytes += d.len() as u64;
+                    }
+                    at += n;
+                }
+                Ok(_) => {
+                    self.counters.udp_send_errors += 1;
+                    at += 1;
                 }
                 Err(e) => {
+                    // The first datagram could not be sent: count it and go on with the rest.
                     self.counters.udp_send_errors += 1;
-                    tracing::debug!("send to {endpoint} failed: {e}");
+                    tracing::debug!("send to {} failed: {e}", self.tx_batch[at].1);
+                    at += 1;
                 }
             }
         }
     }
+}
+
+/// Bound of the owner's input channel, in batches: `queue_packets` / 4 (at least 64), so full
+/// batches hold at most 8 x `queue_packets` packets and single packets still find room.
+fn channel_bound(queue_packets: usize) -> usize {
+    (queue_packets / 4).max(64)
 }
 
 /// A starting nonce that differs between runs, so a restarted gateway does not take stale
@@ -452,67 +499,6 @@ fn first_nonce() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     t ^ u64::from(std::process::id()) << 32
-}
-
-fn forward(tx: &SyncSender<Input>, input: Input, drops: &AtomicU64) -> bool {
-    match tx.try_send(input) {
-        Ok(()) => true,
-        Err(TrySendError::Full(_)) => {
-            drops.fetch_add(1, Ordering::Relaxed);
-            true
-        }
-        Err(TrySendError::Disconnected(_)) => false,
-    }
-}
-
-fn spawn_tun_reader<T: Tun>(
-    tun: &Arc<T>,
-    tx: &SyncSender<Input>,
-    shutdown: &Arc<AtomicBool>,
-    drops: &Arc<AtomicU64>,
-) -> JoinHandle<()> {
-    let (tun, tx, shutdown, drops) = (tun.clone(), tx.clone(), shutdown.clone(), drops.clone());
-    thread::spawn(move || {
-        let mut buf = vec![0u8; MAX_PACKET];
-        while !shutdown.load(Ordering::SeqCst) {
-            let input = match tun.recv(&mut buf, POLL_INTERVAL) {
-                Ok(Some(n)) => Input::Tun(buf[..n].to_vec()),
-                Ok(None) => continue,
-                Err(e) => {
-                    let _ = tx.send(Input::Failed("reading the TUN device".into(), e));
-                    return;
-                }
-            };
-            if !forward(&tx, input, &drops) {
-                return;
-            }
-        }
-    })
-}
-
-fn spawn_udp_reader<U: Udp>(
-    udp: &Arc<U>,
-    tx: &SyncSender<Input>,
-    shutdown: &Arc<AtomicBool>,
-    drops: &Arc<AtomicU64>,
-) -> JoinHandle<()> {
-    let (udp, tx, shutdown, drops) = (udp.clone(), tx.clone(), shutdown.clone(), drops.clone());
-    thread::spawn(move || {
-        let mut buf = vec![0u8; MAX_PACKET];
-        while !shutdown.load(Ordering::SeqCst) {
-            let input = match udp.recv_from(&mut buf, POLL_INTERVAL) {
-                Ok(Some((n, from))) => Input::Udp(buf[..n].to_vec(), from),
-                Ok(None) => continue,
-                Err(e) => {
-                    let _ = tx.send(Input::Failed("receiving on the UDP socket".into(), e));
-                    return;
-                }
-            };
-            if !forward(&tx, input, &drops) {
-                return;
-            }
-        }
-    })
 }
 
 /// A gateway running on its own thread (see [`Gateway::spawn`]).

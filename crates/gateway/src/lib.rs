@@ -7,7 +7,7 @@
 //!   of `tcpnc-relay`).
 //! * [`peer_engine`]: the per-peer engine the loop drives, a [`tcpnc_proto::seam::Seam`]
 //!   element: the TCP/NC engine or the uncoded tagged pass-through.
-//! * [`gateway`]: the event loop (reader threads + one owner thread), routing by
+//! * [`gateway`]: the event loop (reader threads, `readers.rs`, + one owner thread), routing by
 //!   allowed_ips (longest prefix), peers by their authenticated datagrams, counters.
 //! * [`up`]: `tcpnc up` assembled from the above on real devices.
 //! * [`stats`]: the JSON stats snapshot and its rendering.
@@ -26,6 +26,7 @@ pub mod metrics_http;
 pub mod monitor;
 pub mod operate;
 pub mod peer_engine;
+mod readers;
 pub mod security;
 pub mod shutdown;
 pub mod stats;

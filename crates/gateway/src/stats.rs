@@ -45,6 +45,19 @@ pub struct GatewayCounters {
     pub keepalives_tx: u64,
     /// KEEPALIVE frames received from peers (probes and replies).
     pub keepalives_rx: u64,
+    /// System calls that read the TUN (one per packet, or one per batch); the readiness
+    /// `poll(2)` before a read is not counted. Packets per call = `tun_rx_packets` / this.
+    #[serde(default)]
+    pub tun_rx_calls: u64,
+    /// System calls that wrote the TUN.
+    #[serde(default)]
+    pub tun_tx_calls: u64,
+    /// System calls that received on the UDP socket (`recvfrom` or `recvmmsg`).
+    #[serde(default)]
+    pub udp_rx_calls: u64,
+    /// System calls that sent on the UDP socket (`sendto` or `sendmmsg`).
+    #[serde(default)]
+    pub udp_tx_calls: u64,
 }
 
 /// Per-peer gateway counters.

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::batch::RecvSlots;
+
 /// Binding a UDP socket failed.
 #[derive(Debug, Error)]
 pub enum BindError {
@@ -36,6 +38,28 @@ pub trait Udp: Send + Sync + 'static {
     fn send_to(&self, datagram: &[u8], to: SocketAddr) -> io::Result<()>;
     /// The bound address.
     fn local_addr(&self) -> io::Result<SocketAddr>;
+
+    /// Receives up to `slots.capacity()` datagrams, waiting at most `timeout` for the first;
+    /// `slots` holds what arrived (nothing on timeout). The default receives one.
+    fn recv_batch(&self, slots: &mut RecvSlots, timeout: Duration) -> io::Result<()> {
+        slots.clear();
+        if let Some((n, from)) = self.recv_from(slots.slot_mut(0), timeout)? {
+            slots.push(n, from);
+        }
+        Ok(())
+    }
+
+    /// Sends datagrams (each to its address) in one call where the socket can: returns how
+    /// many were sent (at least one), an error only when the first could not be. The default
+    /// sends one at a time.
+    fn send_batch(&self, batch: &[(Vec<u8>, SocketAddr)]) -> io::Result<usize> {
+        for (i, (d, to)) in batch.iter().enumerate() {
+            if let Err(e) = self.send_to(d, *to) {
+                return if i == 0 { Err(e) } else { Ok(i) };
+            }
+        }
+        Ok(batch.len())
+    }
 }
 
 /// Waits until `fd` is readable or `timeout` passes; `Ok(false)` on timeout or EINTR.
@@ -73,6 +97,25 @@ impl SysUdp {
             _ => BindError::Other { addr, source: e },
         })?;
         Ok(SysUdp { sock })
+    }
+
+    /// Asks for `bytes` of kernel receive and send buffer: beyond `net.core.rmem_max` /
+    /// `wmem_max` where the process may (`SO_RCVBUFFORCE`, CAP_NET_ADMIN), else up to those
+    /// limits. A burst the reader thread cannot take at once then waits in the socket
+    /// instead of being dropped by the kernel. Returns the sizes the kernel granted
+    /// (it doubles the request for its bookkeeping).
+    pub fn set_buffers(&self, bytes: usize) -> io::Result<(usize, usize)> {
+        use nix::sys::socket::{getsockopt, setsockopt, sockopt};
+        if setsockopt(&self.sock, sockopt::RcvBufForce, &bytes).is_err() {
+            setsockopt(&self.sock, sockopt::RcvBuf, &bytes)?;
+        }
+        if setsockopt(&self.sock, sockopt::SndBufForce, &bytes).is_err() {
+            setsockopt(&self.sock, sockopt::SndBuf, &bytes)?;
+        }
+        Ok((
+            getsockopt(&self.sock, sockopt::RcvBuf)?,
+            getsockopt(&self.sock, sockopt::SndBuf)?,
+        ))
     }
 
     /// Wraps an already bound socket.
@@ -113,5 +156,19 @@ impl Udp for SysUdp {
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         self.sock.local_addr()
+    }
+
+    /// One `poll(2)` then one `recvmmsg(2)` for everything queued (up to the slots).
+    fn recv_batch(&self, slots: &mut RecvSlots, timeout: Duration) -> io::Result<()> {
+        slots.clear();
+        if !wait_readable(self.sock.as_raw_fd(), timeout)? {
+            return Ok(());
+        }
+        crate::batch::recv_mmsg(self.sock.as_raw_fd(), slots)
+    }
+
+    /// One `sendmmsg(2)` for up to [`crate::BATCH`] datagrams.
+    fn send_batch(&self, batch: &[(Vec<u8>, SocketAddr)]) -> io::Result<usize> {
+        crate::batch::send_mmsg(self.sock.as_raw_fd(), batch)
     }
 }

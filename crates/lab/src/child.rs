@@ -165,6 +165,11 @@ impl Child {
         guard::unregister_pid(self.child.id() as i32);
     }
 
+    /// The process id (`ip netns exec` execs the program, so it is the program's).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The last lines of the child's stderr log, prefixed by a newline (empty if none).
     pub fn log_tail(&self) -> String {
         log_tail(&self.log, &self.name)

@@ -10,6 +10,7 @@
 //!   arguments from the path settings); [`transfer`]: one
 //!   measured transfer; [`measure`]: measurements and `compare` (the demo is an experiment
 //!   plan run by `tcpnc-experiment`); [`http`]: a stock HTTP client and server across the tunnel.
+//! * [`speed`]: `tcpnc lab speed`, the gateways joined directly at full speed.
 //! * [`traffic`] and [`tcpinfo`]: the source and sink themselves.
 
 pub mod child;
@@ -25,6 +26,7 @@ pub mod netstat;
 pub mod progress;
 pub mod session;
 pub mod settings;
+pub mod speed;
 pub mod spoof;
 pub mod tcpinfo;
 pub mod topo;

@@ -65,6 +65,11 @@ pub struct Lab {
     pub fault: Option<GatewayFault>,
     /// Run a spoofing attacker (`crate::spoof`) against the server gateway for this long.
     pub spoof: Option<Duration>,
+    /// Join the two gateways directly (`tcpnc lab speed`): each one's endpoint is the other's
+    /// UDP address, routed by the emulator namespace's kernel forwarding; no relay runs.
+    pub direct_gateways: bool,
+    /// The gateways' `queue_packets` (their default when `None`).
+    pub queue_packets: Option<usize>,
     dir: ScratchDir,
     runs: AtomicU32,
 }
@@ -80,6 +85,8 @@ impl Lab {
             tunnel: TunnelMode::default(),
             fault: None,
             spoof: None,
+            direct_gateways: false,
+            queue_packets: None,
             dir,
             runs: AtomicU32::new(0),
         })
@@ -196,8 +203,11 @@ impl<'a> Session<'a> {
         if mode == PathMode::Direct {
             return Ok(s);
         }
-        s.relay = Some(start_relay(lab, path)?);
+        if !lab.direct_gateways {
+            s.relay = Some(start_relay(lab, path)?);
+        }
         let t = &lab.topo;
+        let (cli_end, srv_end) = endpoints(lab);
         let sides = [
             (
                 "client gateway",
@@ -206,7 +216,7 @@ impl<'a> Session<'a> {
                     me: TUN_CLI,
                     peer: TUN_SRV,
                     listen: SocketAddr::from((topo::CLI_ADDR, GATEWAY_PORT)),
-                    endpoint: SocketAddr::from((topo::EMU_CLI_ADDR, RELAY_A_PORT)),
+                    endpoint: cli_end,
                 },
             ),
             (
@@ -216,7 +226,7 @@ impl<'a> Session<'a> {
                     me: TUN_SRV,
                     peer: TUN_CLI,
                     listen: SocketAddr::from((topo::SRV_ADDR, GATEWAY_PORT)),
-                    endpoint: SocketAddr::from((topo::EMU_SRV_ADDR, RELAY_B_PORT)),
+                    endpoint: srv_end,
                 },
             ),
         ];
@@ -225,6 +235,7 @@ impl<'a> Session<'a> {
             let stats = lab.file(&name.replace(' ', "-"), "json");
             let mut config = gateway_config(mode, coding, path, &addrs, &stats);
             config.interface.mtu = Some(tun_mtu(lab.tunnel));
+            config.interface.queue_packets = lab.queue_packets;
             if let Some((files, publics)) = &keys {
                 config.interface.insecure = None;
                 config.interface.private_key_file = Some(files[i].display().to_string());
@@ -241,17 +252,7 @@ impl<'a> Session<'a> {
             });
         }
         if let Some(d) = lab.spoof {
-            let target = format!("{}:{GATEWAY_PORT}", topo::SRV_ADDR);
-            let args = [
-                "lab",
-                "spoof",
-                "--target",
-                &target,
-                "--duration-s",
-                &d.as_secs_f64().to_string(),
-            ];
-            let args: Vec<String> = args.map(String::from).to_vec();
-            s.spoofer = Some(lab.spawn("spoofer", &t.emu, &args)?);
+            s.spoofer = Some(start_spoofer(lab, d)?);
         }
         s.started = Instant::now();
         Ok(s)
@@ -268,6 +269,11 @@ impl<'a> Session<'a> {
     /// The lab this session runs on.
     pub fn lab(&self) -> &Lab {
         self.lab
+    }
+
+    /// Process ids of the running gateways, client first.
+    pub fn gateway_pids(&self) -> Vec<u32> {
+        self.gateways.iter().map(|g| g.child.pid()).collect()
     }
 
     /// Injects the lab's fault when it is due, then fails if the relay or a gateway has died.
@@ -341,6 +347,37 @@ impl<'a> Session<'a> {
             link,
             spoof,
         })
+    }
+}
+
+/// Starts the spoofing attacker against the server gateway for `d`.
+fn start_spoofer(lab: &Lab, d: Duration) -> Result<Child> {
+    let target = format!("{}:{GATEWAY_PORT}", topo::SRV_ADDR);
+    let args = [
+        "lab",
+        "spoof",
+        "--target",
+        &target,
+        "--duration-s",
+        &d.as_secs_f64().to_string(),
+    ];
+    let args: Vec<String> = args.map(String::from).to_vec();
+    lab.spawn("spoofer", &lab.topo.emu, &args)
+}
+
+/// The client and server gateways' peer endpoints: the relay's sockets, or each other's UDP
+/// address when the lab joins them directly.
+fn endpoints(lab: &Lab) -> (SocketAddr, SocketAddr) {
+    if lab.direct_gateways {
+        (
+            SocketAddr::from((topo::SRV_ADDR, GATEWAY_PORT)),
+            SocketAddr::from((topo::CLI_ADDR, GATEWAY_PORT)),
+        )
+    } else {
+        (
+            SocketAddr::from((topo::EMU_CLI_ADDR, RELAY_A_PORT)),
+            SocketAddr::from((topo::EMU_SRV_ADDR, RELAY_B_PORT)),
+        )
     }
 }
 

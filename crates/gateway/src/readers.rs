@@ -1,0 +1,214 @@
+//! The reader threads of the event loop: one per blocking source (TUN, UDP), each waiting with
+//! `poll(2)` (at most [`POLL_INTERVAL`], to notice shutdown), reading a batch and handing it to
+//! the owner thread through the bounded channel in one message. A full channel is a counted
+//! drop of the whole batch.
+//!
+//! Batches: the UDP reader takes everything queued on the socket with one `recvmmsg(2)` (up to
+//! [`BATCH`] datagrams, `Udp::recv_batch`); the TUN reader reads one packet per `read(2)` (a
+//! TUN without offloads has no batched read) and gathers what is ready at once, up to
+//! [`BATCH`]. Buffers: a batch's packet buffers come back from the owner through a pool channel
+//! and are refilled in place (`clear` + `extend_from_slice`: no allocation once warm).
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, TrySendError};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use tcpnc_io::{BATCH, RecvSlots};
+
+use crate::io::{Tun, Udp};
+
+/// How often reader threads and the owner look at the shutdown flag.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// Largest packet or datagram read.
+pub const MAX_PACKET: usize = 65536;
+
+/// One packet or datagram of a batch; `from` is the datagram's source (`None` for TUN).
+#[derive(Debug, Default)]
+pub(crate) struct Packet {
+    pub data: Vec<u8>,
+    pub from: Option<SocketAddr>,
+}
+
+/// Packets read together; the first `len` of `packets` are valid, the rest are spare buffers.
+#[derive(Debug, Default)]
+pub(crate) struct Batch {
+    packets: Vec<Packet>,
+    len: usize,
+}
+
+impl Batch {
+    /// The valid packets.
+    pub fn packets(&self) -> &[Packet] {
+        &self.packets[..self.len]
+    }
+
+    /// Appends a copy of `data`, reusing a spare buffer when there is one.
+    fn push(&mut self, data: &[u8], from: Option<SocketAddr>) {
+        match self.packets.get_mut(self.len) {
+            Some(p) => {
+                p.data.clear();
+                p.data.extend_from_slice(data);
+                p.from = from;
+            }
+            None => self.packets.push(Packet {
+                data: data.to_vec(),
+                from,
+            }),
+        }
+        self.len += 1;
+    }
+
+    fn reset(mut self) -> Batch {
+        self.len = 0;
+        self
+    }
+}
+
+/// One input for the owner thread.
+pub(crate) enum Input {
+    Tun(Batch),
+    Udp(Batch),
+    Failed(String, io::Error),
+}
+
+/// Counters the reader threads update (the owner adds them to its own in every snapshot).
+#[derive(Debug, Default)]
+pub(crate) struct ReaderCounters {
+    /// Inputs dropped because the owner's channel was full.
+    pub queue_drops: AtomicU64,
+    /// Read system calls on the TUN.
+    pub tun_rx_calls: AtomicU64,
+    /// Receive system calls on the UDP socket.
+    pub udp_rx_calls: AtomicU64,
+}
+
+impl ReaderCounters {
+    /// Adds the readers' counts to the owner's gateway counters.
+    pub fn add_to(&self, g: &mut crate::stats::GatewayCounters) {
+        g.queue_drops += self.queue_drops.load(Ordering::Relaxed);
+        g.tun_rx_calls += self.tun_rx_calls.load(Ordering::Relaxed);
+        g.udp_rx_calls += self.udp_rx_calls.load(Ordering::Relaxed);
+    }
+}
+
+/// What a reader thread shares with the owner.
+pub(crate) struct ReaderLink {
+    pub tx: SyncSender<Input>,
+    pub shutdown: Arc<AtomicBool>,
+    pub counters: Arc<ReaderCounters>,
+    /// Batches the owner is done with.
+    pub pool: Receiver<Batch>,
+}
+
+impl ReaderLink {
+    /// An empty batch: the one kept back after a full channel, else one from the pool.
+    fn batch(&self, spare: &mut Option<Batch>) -> Batch {
+        spare
+            .take()
+            .or_else(|| self.pool.try_recv().ok())
+            .unwrap_or_default()
+            .reset()
+    }
+
+    /// Hands a batch to the owner; `false` when the owner is gone. A full channel drops the
+    /// batch (counted) and keeps its buffers in `spare`.
+    fn forward(&self, input: Input, spare: &mut Option<Batch>) -> bool {
+        match self.tx.try_send(input) {
+            Ok(()) => true,
+            Err(TrySendError::Full(Input::Tun(b) | Input::Udp(b))) => {
+                let n = b.len as u64;
+                self.counters.queue_drops.fetch_add(n, Ordering::Relaxed);
+                *spare = Some(b);
+                true
+            }
+            Err(TrySendError::Full(_)) => true,
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+
+    fn fail(&self, what: &str, e: io::Error) {
+        let _ = self.tx.send(Input::Failed(what.into(), e));
+    }
+}
+
+/// Where the owner returns the batches of each reader.
+pub(crate) struct Pools {
+    pub tun: Sender<Batch>,
+    pub udp: Sender<Batch>,
+}
+
+pub(crate) fn spawn_tun_reader<T: Tun>(tun: &Arc<T>, link: ReaderLink) -> JoinHandle<()> {
+    let tun = tun.clone();
+    thread::spawn(move || {
+        let mut buf = vec![0u8; MAX_PACKET];
+        let mut spare = None;
+        while !link.shutdown.load(Ordering::SeqCst) {
+            let mut b = link.batch(&mut spare);
+            let mut wait = POLL_INTERVAL;
+            while b.len < BATCH {
+                match tun.recv(&mut buf, wait) {
+                    Ok(Some(n)) => b.push(&buf[..n], None),
+                    Ok(None) => break,
+                    Err(e) => return link.fail("reading the TUN device", e),
+                }
+                link.counters.tun_rx_calls.fetch_add(1, Ordering::Relaxed);
+                // Gather only what is ready now: no added latency.
+                wait = Duration::ZERO;
+            }
+            if b.len == 0 {
+                spare = Some(b);
+            } else if !link.forward(Input::Tun(b), &mut spare) {
+                return;
+            }
+        }
+    })
+}
+
+pub(crate) fn spawn_udp_reader<U: Udp>(udp: &Arc<U>, link: ReaderLink) -> JoinHandle<()> {
+    let udp = udp.clone();
+    thread::spawn(move || {
+        let mut slots = RecvSlots::new(BATCH, MAX_PACKET);
+        let mut spare = None;
+        while !link.shutdown.load(Ordering::SeqCst) {
+            if let Err(e) = udp.recv_batch(&mut slots, POLL_INTERVAL) {
+                return link.fail("receiving on the UDP socket", e);
+            }
+            if slots.is_empty() {
+                continue;
+            }
+            link.counters.udp_rx_calls.fetch_add(1, Ordering::Relaxed);
+            let mut b = link.batch(&mut spare);
+            for (d, from) in (0..slots.len()).filter_map(|i| slots.get(i)) {
+                b.push(d, Some(from));
+            }
+            if !link.forward(Input::Udp(b), &mut spare) {
+                return;
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch refilled after reset reuses its buffers (same allocation) and shows only the
+    /// new packets.
+    #[test]
+    fn batch_reuses_buffers() {
+        let mut b = Batch::default();
+        b.push(&[1; 100], None);
+        b.push(&[2; 10], None);
+        let ptr = b.packets()[0].data.as_ptr();
+        let mut b = b.reset();
+        assert!(b.packets().is_empty());
+        b.push(&[3; 50], None);
+        assert_eq!(b.packets().len(), 1);
+        assert_eq!(b.packets()[0].data, vec![3; 50]);
+        assert_eq!(b.packets()[0].data.as_ptr(), ptr);
+    }
+}

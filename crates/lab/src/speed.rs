@@ -1,0 +1,334 @@
+//! `tcpnc lab speed`: the gateway data path at full speed.
+//!
+//! The two gateways are joined directly ([`Lab::direct_gateways`]: each one's endpoint is the
+//! other's UDP address, routed by the kernel in the emulator namespace; no relay, no
+//! impairment). Kernel TCP with the built-in source and sink crosses them once per case, all
+//! cases in one run on one topology. Each case reports:
+//!
+//! * goodput (the transfer's, see [`crate::transfer`]) and integrity;
+//! * the gateways' CPU time, `utime + stime` of `/proc/<pid>/stat` (every thread) read just
+//!   before the source starts and just after the sink's last byte, per GB received
+//!   (10^9 bytes) for the pair;
+//! * packets per system call on the TUN and UDP sides (the gateways' own `*_calls` counters);
+//! * the gateways' own drops (input queue full, TUN write and UDP send errors, the engines'
+//!   transmit and local queues).
+
+use std::path::Path;
+
+use indicatif::ProgressBar;
+use serde::Serialize;
+use serde_json::Value;
+use tcpnc_gateway::stats::{GatewayCounters, Snapshot};
+use tcpnc_settings::{PathMode, PathSpec, PolicyOverrides, RedundancyPolicy};
+
+use crate::error::{LabError, Result};
+use crate::session::{Lab, Session};
+use crate::settings::{PathSettings, TransferSettings};
+use crate::transfer::run_transfer;
+
+/// One case of a speed run: gateway coding off, or nc with a window and a fixed redundancy.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SpeedCase {
+    /// `plain` (gateways with `mode = "off"`) or `nc`.
+    pub mode: PathMode,
+    /// Coding window W (nc only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<u16>,
+    /// Fixed redundancy R (nc only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redundancy: Option<f64>,
+}
+
+impl SpeedCase {
+    /// `off`, or `nc W12 R1.0`.
+    pub fn label(&self) -> String {
+        match (self.mode, self.window, self.redundancy) {
+            (PathMode::Nc, Some(w), Some(r)) => format!("nc W{w} R{r:.1}"),
+            _ => "off".into(),
+        }
+    }
+
+    /// `off` then every nc combination of `windows` × `redundancies` (off included when
+    /// `with_off`).
+    pub fn set(with_off: bool, windows: &[u16], redundancies: &[f64]) -> Vec<SpeedCase> {
+        let off = SpeedCase {
+            mode: PathMode::Plain,
+            window: None,
+            redundancy: None,
+        };
+        let nc = windows.iter().flat_map(|&w| {
+            redundancies.iter().map(move |&r| SpeedCase {
+                mode: PathMode::Nc,
+                window: Some(w),
+                redundancy: Some(r),
+            })
+        });
+        with_off.then_some(off).into_iter().chain(nc).collect()
+    }
+
+    fn coding(&self) -> PolicyOverrides {
+        PolicyOverrides {
+            window: self.window,
+            redundancy: self.redundancy.map(RedundancyPolicy::Fixed),
+            ..PolicyOverrides::default()
+        }
+    }
+}
+
+/// Packets per system call, over both gateways.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct PacketsPerCall {
+    /// Packets read from the TUNs per read call.
+    pub tun_rx: f64,
+    /// Packets written to the TUNs per write call.
+    pub tun_tx: f64,
+    /// Datagrams received per receive call.
+    pub udp_rx: f64,
+    /// Datagrams sent per send call.
+    pub udp_tx: f64,
+}
+
+/// Drops caused by the gateways themselves (not by the path), summed over both.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct GatewayDrops {
+    /// Inputs dropped because the owner's queue was full.
+    pub queue: u64,
+    /// TUN writes that failed.
+    pub tun_write_errors: u64,
+    /// UDP sends that failed.
+    pub udp_send_errors: u64,
+    /// The engines' own queues: `transmit_queue_drops` + `local_queue_drops`.
+    pub engine_queue: u64,
+}
+
+impl GatewayDrops {
+    /// Whether nothing was dropped.
+    pub fn none(&self) -> bool {
+        *self == GatewayDrops::default()
+    }
+}
+
+/// The figures of one case.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpeedResult {
+    /// The case.
+    #[serde(flatten)]
+    pub case: SpeedCase,
+    /// Goodput, Mbit/s.
+    pub goodput_mbit: f64,
+    /// Bytes and sha256 equal at both ends.
+    pub integrity_ok: bool,
+    /// Sender's TCP retransmissions.
+    pub retransmits: u32,
+    /// CPU seconds of the client and the server gateway over the transfer.
+    pub cpu_s: [f64; 2],
+    /// CPU seconds of the pair per GB (10^9 bytes) received.
+    pub cpu_s_per_gb: f64,
+    /// Packets per system call.
+    pub packets_per_call: PacketsPerCall,
+    /// The gateways' own drops.
+    pub drops: GatewayDrops,
+    /// The gateways' final counters (`{"client": .., "server": ..}`).
+    pub gateways: Value,
+}
+
+/// Runs every case on `lab` (whose `direct_gateways` this sets) with transfer `t`.
+pub fn run_speed(
+    lab: &mut Lab,
+    cases: &[SpeedCase],
+    t: &TransferSettings,
+    bar: &ProgressBar,
+) -> Result<Vec<SpeedResult>> {
+    lab.direct_gateways = true;
+    // The path settings are unused without a relay; the seed goes to the nc gateways.
+    let path = PathSettings::new(PathSpec::lab(), 1);
+    let mut out = Vec::with_capacity(cases.len());
+    for case in cases {
+        bar.set_prefix(case.label());
+        out.push(run_case(lab, case, &path, t, bar)?);
+    }
+    Ok(out)
+}
+
+fn run_case(
+    lab: &Lab,
+    case: &SpeedCase,
+    path: &PathSettings,
+    t: &TransferSettings,
+    bar: &ProgressBar,
+) -> Result<SpeedResult> {
+    let mut session = Session::start(lab, case.mode, path, &case.coding())?;
+    let pids = session.gateway_pids();
+    let before = cpu_seconds(&pids)?;
+    let transfer = run_transfer(&mut session, t, bar)?;
+    let after = cpu_seconds(&pids)?;
+    let stats = session.finish()?;
+    let g = stats
+        .gateways
+        .ok_or_else(|| LabError::Invalid("no gateway counters".into()))?;
+    let cpu_s = [after[0] - before[0], after[1] - before[1]];
+    let gb = transfer.bytes_received.max(1) as f64 / 1e9;
+    Ok(SpeedResult {
+        case: *case,
+        goodput_mbit: transfer.goodput_mbit,
+        integrity_ok: transfer.integrity_ok,
+        retransmits: transfer.retransmits,
+        cpu_s,
+        cpu_s_per_gb: (cpu_s[0] + cpu_s[1]) / gb,
+        packets_per_call: per_call(&g.client.gateway, &g.server.gateway),
+        drops: drops(&[&g.client, &g.server]),
+        gateways: serde_json::to_value(&g).unwrap_or(Value::Null),
+    })
+}
+
+fn per_call(a: &GatewayCounters, b: &GatewayCounters) -> PacketsPerCall {
+    let ratio = |p: u64, c: u64| if c == 0 { 0.0 } else { p as f64 / c as f64 };
+    PacketsPerCall {
+        tun_rx: ratio(
+            a.tun_rx_packets + b.tun_rx_packets,
+            a.tun_rx_calls + b.tun_rx_calls,
+        ),
+        tun_tx: ratio(
+            a.tun_tx_packets + b.tun_tx_packets,
+            a.tun_tx_calls + b.tun_tx_calls,
+        ),
+        udp_rx: ratio(
+            a.udp_rx_datagrams + b.udp_rx_datagrams,
+            a.udp_rx_calls + b.udp_rx_calls,
+        ),
+        udp_tx: ratio(
+            a.udp_tx_datagrams + b.udp_tx_datagrams,
+            a.udp_tx_calls + b.udp_tx_calls,
+        ),
+    }
+}
+
+fn drops(snaps: &[&Snapshot]) -> GatewayDrops {
+    let mut d = GatewayDrops::default();
+    for s in snaps {
+        d.queue += s.gateway.queue_drops;
+        d.tun_write_errors += s.gateway.tun_write_errors;
+        d.udp_send_errors += s.gateway.udp_send_errors;
+        for p in &s.peers {
+            let totals = &p.engine["totals"];
+            for k in ["transmit_queue_drops", "local_queue_drops"] {
+                d.engine_queue += totals[k].as_u64().unwrap_or(0);
+            }
+        }
+    }
+    d
+}
+
+/// `utime + stime` of each process, seconds.
+fn cpu_seconds(pids: &[u32]) -> Result<Vec<f64>> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    pids.iter()
+        .map(|pid| {
+            let file = format!("/proc/{pid}/stat");
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| LabError::file(Path::new(&file), e))?;
+            let ticks = stat_cpu_ticks(&text)
+                .ok_or_else(|| LabError::Invalid(format!("cannot parse {file}")))?;
+            Ok(ticks as f64 / hz)
+        })
+        .collect()
+}
+
+/// `utime + stime` (fields 14 and 15) of a `/proc/<pid>/stat` line; the command name (field 2)
+/// may hold spaces and parentheses, so fields are counted after its last `)`.
+fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// The 1-, 5- and 15-minute load averages (`/proc/loadavg`).
+pub fn load_average() -> Option<[f64; 3]> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut it = text.split_whitespace().map(|v| v.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_ticks_skip_odd_command_names() {
+        let line = "4242 (tc) pnc (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 37 5 0 0 20 0 3 0";
+        assert_eq!(stat_cpu_ticks(line), Some(42));
+        assert_eq!(stat_cpu_ticks("4242 (tcpnc) S 1"), None);
+    }
+
+    #[test]
+    fn case_set_is_off_then_every_combination() {
+        let s = SpeedCase::set(true, &[8, 12], &[1.0, 1.1]);
+        assert_eq!(s.len(), 5);
+        assert_eq!(s[0].label(), "off");
+        assert_eq!(s[4].label(), "nc W12 R1.1");
+        assert_eq!(SpeedCase::set(false, &[12], &[1.0]).len(), 1);
+    }
+
+    fn snapshot(queue_drops: u64, engine: Value) -> Snapshot {
+        Snapshot {
+            version: tcpnc_gateway::stats::STATS_VERSION,
+            interface: "nc0".into(),
+            listen: String::new(),
+            mode: "nc".into(),
+            pid: 1,
+            uptime_secs: 1.0,
+            unix_time: 1.0,
+            stopped: true,
+            gateway: GatewayCounters {
+                queue_drops,
+                ..Default::default()
+            },
+            peers: vec![tcpnc_gateway::stats::PeerSnapshot {
+                name: "p".into(),
+                endpoint: String::new(),
+                allowed_ips: vec![],
+                counters: Default::default(),
+                engine,
+            }],
+            window: None,
+            tunnel: Value::Null,
+        }
+    }
+
+    /// The smoke test's "no gateway drops" reads the input queue and the engines' transmit
+    /// and local queues of both gateways: a drop in any of them shows.
+    #[test]
+    fn drops_include_input_and_engine_queues() {
+        let clean = snapshot(
+            0,
+            serde_json::json!({"totals": {"transmit_queue_drops": 0}}),
+        );
+        assert!(drops(&[&clean, &clean]).none());
+        let engine =
+            serde_json::json!({"totals": {"transmit_queue_drops": 2, "local_queue_drops": 3}});
+        let d = drops(&[&clean, &snapshot(0, engine)]);
+        assert_eq!(d.engine_queue, 5);
+        assert!(!d.none());
+        assert_eq!(drops(&[&snapshot(7, Value::Null), &clean]).queue, 7);
+    }
+
+    #[test]
+    fn packets_per_call_over_both_gateways() {
+        let a = GatewayCounters {
+            udp_tx_datagrams: 300,
+            udp_tx_calls: 10,
+            ..Default::default()
+        };
+        let b = GatewayCounters {
+            udp_tx_datagrams: 100,
+            udp_tx_calls: 10,
+            ..Default::default()
+        };
+        let p = per_call(&a, &b);
+        assert_eq!(p.udp_tx, 20.0);
+        assert_eq!(p.tun_rx, 0.0);
+    }
+}
