@@ -32,6 +32,8 @@ pub struct RunRecord {
     pub wall_s: f64,
     /// Jain's fairness index of the flows' goodputs (lab runs with `flows > 1`).
     pub jain_index: Option<f64>,
+    /// Duplicate ACKs the sending TCP received (sim; Mitsuzumi et al.'s measure).
+    pub dup_acks: Option<u64>,
 }
 
 /// Something that runs points.
@@ -150,6 +152,7 @@ impl Backend for SimBackend {
             retransmissions: report.tcp.retransmissions,
             wall_s: start.elapsed().as_secs_f64(),
             jain_index: None,
+            dup_acks: Some(report.tcp.dup_acks_at_sender),
         })
     }
 }

@@ -11,7 +11,7 @@ use crate::error::{ExperimentError, Result};
 use crate::params::{Params, keys};
 
 /// Result columns after the point, repetition, seed and parameter columns.
-pub const RESULT_COLUMNS: [&str; 9] = [
+pub const RESULT_COLUMNS: [&str; 10] = [
     "outcome",
     "counted",
     "goodput_mbit",
@@ -21,6 +21,7 @@ pub const RESULT_COLUMNS: [&str; 9] = [
     "retransmissions",
     "wall_s",
     "jain_index",
+    "dup_acks",
 ];
 
 /// The CSV header's columns.
@@ -53,6 +54,7 @@ impl Row {
             r.retransmissions.to_string(),
             format!("{:.3}", r.wall_s),
             r.jain_index.map(|j| format!("{j:.4}")).unwrap_or_default(),
+            r.dup_acks.map(|d| d.to_string()).unwrap_or_default(),
         ]);
         Row { cells }
     }

@@ -80,6 +80,7 @@ impl Backend for LabBackend {
                 retransmissions: u64::from(m.transfer.retransmits),
                 wall_s: start.elapsed().as_secs_f64(),
                 jain_index: m.transfer.jain_index,
+                dup_acks: None,
             }),
             Err(e) if guard::interrupted() => Err(unavailable(&e)),
             // A transfer that times out or whose processes fail is recorded (not counted)
@@ -94,6 +95,7 @@ impl Backend for LabBackend {
                 retransmissions: 0,
                 wall_s: start.elapsed().as_secs_f64(),
                 jain_index: None,
+                dup_acks: None,
             }),
         }
     }

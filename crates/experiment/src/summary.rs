@@ -71,6 +71,8 @@ pub struct PointSummary {
     pub retransmissions: f64,
     /// Mean Jain's fairness index over counted runs with several flows (NaN: none).
     pub jain_index: f64,
+    /// Mean duplicate ACKs at the sending TCP over counted runs (NaN: not measured).
+    pub dup_acks: f64,
 }
 
 /// One point of a curve.
@@ -132,6 +134,11 @@ pub fn summarize(plan: &Plan, rows: &[Row]) -> Summary {
                 .map(|r| r.num("jain_index"))
                 .filter(|j| j.is_finite())
                 .collect();
+            let dups: Vec<f64> = counted
+                .iter()
+                .map(|r| r.num("dup_acks"))
+                .filter(|d| d.is_finite())
+                .collect();
             PointSummary {
                 label: pt.label.clone(),
                 params: pt.params.clone(),
@@ -139,6 +146,7 @@ pub fn summarize(plan: &Plan, rows: &[Row]) -> Summary {
                 not_counted: mine.len() - counted.len(),
                 retransmissions: Stats::of(&rtx).mean,
                 jain_index: Stats::of(&jain).mean,
+                dup_acks: Stats::of(&dups).mean,
             }
         })
         .collect();
@@ -215,6 +223,7 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
                 "not_counted": p.not_counted,
                 "retransmissions_mean": if p.retransmissions.is_finite() { json!(p.retransmissions) } else { Value::Null },
                 "jain_index_mean": if p.jain_index.is_finite() { json!(p.jain_index) } else { Value::Null },
+                "dup_acks_mean": if p.dup_acks.is_finite() { json!(p.dup_acks) } else { Value::Null },
             })
         })
         .collect();
