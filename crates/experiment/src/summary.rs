@@ -10,7 +10,7 @@ use crate::error::{ExperimentError, Result};
 use crate::journal::Row;
 use crate::params::{Params, PathMode, keys};
 use crate::plan::nc_only;
-use crate::plan::{Plan, label};
+use crate::plan::{Plan, Point, label};
 
 /// Mean, extremes, sample standard deviation and count of some values.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -110,45 +110,44 @@ fn key_index(k: &str) -> usize {
     keys().iter().position(|x| *x == k).unwrap_or(0)
 }
 
+/// The statistics of one point over its counted rows.
+fn point_summary(plan: &Plan, rows: &[Row], pt: &Point) -> PointSummary {
+    let cells = pt.params.cells();
+    let mine: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.param_cells() == cells.as_slice())
+        .filter(|r| {
+            r.get("rep")
+                .parse::<u32>()
+                .is_ok_and(|k| k < plan.repetitions)
+        })
+        .collect();
+    let counted: Vec<&Row> = mine.iter().copied().filter(|r| r.counted()).collect();
+    let column = |name: &str| -> Vec<f64> {
+        counted
+            .iter()
+            .map(|r| r.num(name))
+            .filter(|v| v.is_finite())
+            .collect()
+    };
+    let g: Vec<f64> = counted.iter().map(|r| r.num("goodput_mbit")).collect();
+    PointSummary {
+        label: pt.label.clone(),
+        params: pt.params.clone(),
+        goodput: Stats::of(&g),
+        not_counted: mine.len() - counted.len(),
+        retransmissions: Stats::of(&column("retransmissions")).mean,
+        jain_index: Stats::of(&column("jain_index")).mean,
+        dup_acks: Stats::of(&column("dup_acks")).mean,
+    }
+}
+
 /// Summarises the rows of `plan`'s points (rows of other settings are ignored).
 pub fn summarize(plan: &Plan, rows: &[Row]) -> Summary {
     let points: Vec<PointSummary> = plan
         .points
         .iter()
-        .map(|pt| {
-            let cells = pt.params.cells();
-            let mine: Vec<&Row> = rows
-                .iter()
-                .filter(|r| r.param_cells() == cells.as_slice())
-                .filter(|r| {
-                    r.get("rep")
-                        .parse::<u32>()
-                        .is_ok_and(|k| k < plan.repetitions)
-                })
-                .collect();
-            let counted: Vec<&Row> = mine.iter().copied().filter(|r| r.counted()).collect();
-            let g: Vec<f64> = counted.iter().map(|r| r.num("goodput_mbit")).collect();
-            let rtx: Vec<f64> = counted.iter().map(|r| r.num("retransmissions")).collect();
-            let jain: Vec<f64> = counted
-                .iter()
-                .map(|r| r.num("jain_index"))
-                .filter(|j| j.is_finite())
-                .collect();
-            let dups: Vec<f64> = counted
-                .iter()
-                .map(|r| r.num("dup_acks"))
-                .filter(|d| d.is_finite())
-                .collect();
-            PointSummary {
-                label: pt.label.clone(),
-                params: pt.params.clone(),
-                goodput: Stats::of(&g),
-                not_counted: mine.len() - counted.len(),
-                retransmissions: Stats::of(&rtx).mean,
-                jain_index: Stats::of(&jain).mean,
-                dup_acks: Stats::of(&dups).mean,
-            }
-        })
+        .map(|pt| point_summary(plan, rows, pt))
         .collect();
     let best_over: Vec<&str> = plan.plot.best_over.iter().map(String::as_str).collect();
     let series_keys = named_series_keys(
