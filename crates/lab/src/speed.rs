@@ -219,10 +219,13 @@ fn drops(snaps: &[&Snapshot]) -> GatewayDrops {
     d
 }
 
+/// Clock ticks per second of `/proc/<pid>/stat`'s `utime` and `stime`: Linux reports them in
+/// USER_HZ, which is 100 on every architecture (the value `sysconf(_SC_CLK_TCK)` returns; proc(5)).
+const USER_HZ: f64 = 100.0;
+
 /// `utime + stime` of each process, seconds.
 fn cpu_seconds(pids: &[u32]) -> Result<Vec<f64>> {
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let hz = USER_HZ;
     pids.iter()
         .map(|pid| {
             let file = format!("/proc/{pid}/stat");
