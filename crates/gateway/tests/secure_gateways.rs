@@ -83,6 +83,19 @@ impl Udp for Tap {
 }
 
 fn start<U: Udp>(cfg: &Config, udp: U) -> (GatewayHandle, FakeTunHandle) {
+    let engines = cfg
+        .peers
+        .iter()
+        .map(|_| Box::new(pass_through(4096)) as PeerEngine);
+    start_with(cfg, udp, engines)
+}
+
+/// A gateway for `cfg` on `udp` with one engine per peer, its peers probed.
+fn start_with<U: Udp>(
+    cfg: &Config,
+    udp: U,
+    engines: impl Iterator<Item = PeerEngine>,
+) -> (GatewayHandle, FakeTunHandle) {
     let (tun, handle) = fake_tun();
     let opts = GatewayOptions {
         interface: cfg.interface.name.clone(),
@@ -92,11 +105,6 @@ fn start<U: Udp>(cfg: &Config, udp: U) -> (GatewayHandle, FakeTunHandle) {
         queue_packets: cfg.interface.queue_packets,
         security: cfg.security.clone(),
     };
-    let engines: Vec<PeerEngine> = cfg
-        .peers
-        .iter()
-        .map(|_| Box::new(pass_through(4096)) as PeerEngine)
-        .collect();
     let peers = cfg.peers.iter().cloned().zip(engines).collect();
     let mut gw = Gateway::new(opts, tun, udp, peers).unwrap();
     gw.probe_peers().unwrap();
@@ -352,19 +360,7 @@ fn a_restarted_peer_makes_the_survivor_reset_its_connections() {
 }
 
 fn start_nc(cfg: &Config, udp: FakeUdp) -> (GatewayHandle, FakeTunHandle) {
-    let (tun, handle) = fake_tun();
-    let opts = GatewayOptions {
-        interface: cfg.interface.name.clone(),
-        mode: cfg.coding.mode,
-        stats_file: None,
-        stats_interval: Duration::from_millis(100),
-        queue_packets: cfg.interface.queue_packets,
-        security: cfg.security.clone(),
-    };
     let engines =
         (0..cfg.peers.len()).map(|i| tcpnc_gateway::peer_engine::engine_for(cfg, i).unwrap());
-    let peers = cfg.peers.iter().cloned().zip(engines).collect();
-    let mut gw = Gateway::new(opts, tun, udp, peers).unwrap();
-    gw.probe_peers().unwrap();
-    (gw.spawn(), handle)
+    start_with(cfg, udp, engines)
 }
