@@ -22,20 +22,7 @@ fn hex(s: &str) -> Vec<u8> {
 /// (name, bytes) of every envelope block of docs/wire.md.
 fn blocks() -> Vec<(String, Vec<u8>)> {
     let doc = include_str!("../../../docs/wire.md");
-    let mut out = Vec::new();
-    let mut lines = doc.lines();
-    while let Some(line) = lines.next() {
-        let Some(name) = line.trim().strip_prefix("```hex envelope:") else {
-            continue;
-        };
-        let mut bytes = Vec::new();
-        for l in lines.by_ref().take_while(|l| l.trim() != "```") {
-            let data = l.split('#').next().unwrap_or("");
-            bytes.extend(data.split_whitespace().flat_map(hex));
-        }
-        out.push((name.to_string(), bytes));
-    }
-    out
+    tcpnc_wire::spec_vectors::hex_blocks(doc, "envelope").unwrap()
 }
 
 /// The KEEPALIVE probe of docs/wire.md §6 (`keepalive-probe`).

@@ -36,6 +36,7 @@ mod frame;
 pub mod fuzzing;
 mod keepalive;
 mod ranges;
+pub mod spec_vectors;
 
 pub use ack::{AckPacket, AckRepr};
 

@@ -12,27 +12,7 @@ const DOC: &str = include_str!("../../../docs/wire.md");
 
 /// (name, bytes) of every golden block, in document order.
 fn golden_blocks() -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut lines = DOC.lines();
-    while let Some(line) = lines.next() {
-        let Some(name) = line.trim().strip_prefix("```hex golden:") else {
-            continue;
-        };
-        let mut bytes = Vec::new();
-        for l in lines.by_ref() {
-            if l.trim_start().starts_with("```") {
-                break;
-            }
-            let data = l.split('#').next().unwrap_or("");
-            for tok in data.split_whitespace() {
-                let b = u8::from_str_radix(tok, 16)
-                    .unwrap_or_else(|e| panic!("golden {name}: bad hex {tok:?}: {e}"));
-                bytes.push(b);
-            }
-        }
-        out.push((name.trim().to_string(), bytes));
-    }
-    out
+    tcpnc_wire::spec_vectors::hex_blocks(DOC, "golden").unwrap()
 }
 
 fn flow_v4() -> FlowId {

@@ -27,27 +27,7 @@ pub fn envelope_blocks() -> Vec<(String, Vec<u8>)> {
 }
 
 fn hex_blocks(kind: &str) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut lines = DOC.lines();
-    let prefix = format!("```hex {kind}:");
-    while let Some(line) = lines.next() {
-        let Some(name) = line.trim().strip_prefix(prefix.as_str()) else {
-            continue;
-        };
-        let mut bytes = Vec::new();
-        for l in lines.by_ref() {
-            if l.trim_start().starts_with("```") {
-                break;
-            }
-            let data = l.split('#').next().unwrap_or("");
-            bytes.extend(
-                data.split_whitespace()
-                    .map(|t| u8::from_str_radix(t, 16).unwrap()),
-            );
-        }
-        out.push((name.trim().to_string(), bytes));
-    }
-    out
+    tcpnc_wire::spec_vectors::hex_blocks(DOC, kind).unwrap()
 }
 
 /// A pcap (LINKTYPE_RAW) with one IPv4/UDP packet 192.0.2.1:51900 -> 192.0.2.2:51900 per payload.
