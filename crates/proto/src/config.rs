@@ -71,14 +71,10 @@ pub struct EngineConfig {
     /// `false`: the baseline — every packet is forwarded uncoded in a BYPASS frame over the same
     /// tunnel, without rewriting.
     pub coding: bool,
-    /// W, the maximum coding window in packets (§III-C), `1..=255`.
-    pub coding_window: usize,
-    /// Redundancy policy (§II-B, §V-A: R combinations per arrival on average).
-    pub redundancy: RedundancyPolicy,
-    /// Dense or systematic.
-    pub scheme: CodingScheme,
-    /// Explicit coefficients or a seed in the header.
-    pub coefficients: CoefficientTransport,
+    /// The coding policies (the shared vocabulary, `tcpnc_settings::Policies`): W, R, scheme,
+    /// coefficients, repair and its switches, the ACK rule, the Ha & Tsuru mechanisms, the
+    /// window policy. Recorded with every result as they are.
+    pub policies: Policies,
     /// Largest datagram (UDP payload) the tunnel carries; the MSS is clamped from it.
     pub tunnel_mtu: usize,
     /// Buffer and queue bounds.
@@ -93,32 +89,6 @@ pub struct EngineConfig {
     /// Timer-driven redeliveries of one segment (backoff doubling); afterwards only the local
     /// TCP's ack reaching the segment triggers a redelivery (counted when the timer stops).
     pub max_redeliveries: u32,
-    /// Which combinations the receiver half acknowledges.
-    pub ack_policy: AckPolicy,
-    /// Repair beyond the redundancy R.
-    pub repair: RepairPolicy,
-    /// B of the PB repair (Karafillis §II).
-    pub pb_block: u32,
-    /// With a repair: a loss episode's later duplicate ACKs withheld (`episode.rs`).
-    pub hold_duplicates: Switch,
-    /// With a repair: congestion signal from the NC-ACK loss bitmap (`episode.rs`).
-    pub bitmap_signal: Switch,
-    /// With a repair: TCP retransmissions not coded while NC-ACKs flow (`repair.rs`).
-    pub absorb_retransmissions: Switch,
-    /// With a repair: the repair probe (`repair.rs`).
-    pub repair_probe: Switch,
-    /// Unordering adaptation (Ha & Tsuru §3.1-3.2, `reorder.rs`).
-    pub unordering: Switch,
-    /// Pause-ACK (Ha & Tsuru §3.3).
-    pub pause_ack: Switch,
-    /// When loss becomes a congestion signal (`episode.rs`).
-    pub congestion: CongestionRule,
-    /// SYN and SYN-ACK sent [`HANDSHAKE_COPIES`] times; duplicates from the peer dropped.
-    pub protect_handshake: Switch,
-    /// New flows start from the path's estimates (`path_memory.rs`).
-    pub path_memory: Switch,
-    /// Fixed W or VBNC's variable window up to W (`vbnc.rs`).
-    pub window_policy: WindowPolicy,
 }
 
 /// Copies of a SYN or SYN-ACK sent with handshake protection: at 10 % independent loss all
@@ -144,53 +114,19 @@ impl EngineConfig {
     pub fn new(policies: &Policies, tunnel_mtu: usize) -> Self {
         EngineConfig {
             coding: true,
-            coding_window: usize::from(policies.window),
-            redundancy: policies.redundancy,
-            scheme: policies.scheme,
-            coefficients: policies.coefficients,
+            policies: *policies,
             tunnel_mtu,
             limits: Limits::default(),
             idle_timeout: Duration::from_secs(300),
             closed_linger: Duration::from_secs(4),
             redelivery_timeout: Duration::from_millis(200),
             max_redeliveries: 8,
-            ack_policy: policies.ack_rule,
-            repair: policies.repair,
-            pb_block: policies.pb_block,
-            hold_duplicates: policies.hold_duplicates,
-            bitmap_signal: policies.bitmap_signal,
-            absorb_retransmissions: policies.absorb_retransmissions,
-            repair_probe: policies.repair_probe,
-            unordering: policies.unordering,
-            pause_ack: policies.pause_ack,
-            congestion: policies.congestion,
-            protect_handshake: policies.protect_handshake,
-            path_memory: policies.path_memory,
-            window_policy: policies.window_policy,
         }
     }
 
-    /// The policy set this engine runs with (recorded with every result).
-    pub fn policies(&self) -> Policies {
-        Policies {
-            window: u16::try_from(self.coding_window).unwrap_or(u16::MAX),
-            redundancy: self.redundancy,
-            scheme: self.scheme,
-            coefficients: self.coefficients,
-            repair: self.repair,
-            pb_block: self.pb_block,
-            hold_duplicates: self.hold_duplicates,
-            bitmap_signal: self.bitmap_signal,
-            absorb_retransmissions: self.absorb_retransmissions,
-            repair_probe: self.repair_probe,
-            ack_rule: self.ack_policy,
-            unordering: self.unordering,
-            pause_ack: self.pause_ack,
-            congestion: self.congestion,
-            protect_handshake: self.protect_handshake,
-            path_memory: self.path_memory,
-            window_policy: self.window_policy,
-        }
+    /// W, the maximum coding window in packets (§III-C).
+    pub fn coding_window(&self) -> usize {
+        usize::from(self.policies.window)
     }
 }
 
@@ -224,20 +160,21 @@ pub enum ConfigError {
 impl EngineConfig {
     /// Checks every field; [`Engine::new`](crate::Engine::new) calls it.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if !(1..=MAX_CODING_WINDOW).contains(&self.coding_window) {
-            return Err(ConfigError::CodingWindow(self.coding_window));
+        let p = &self.policies;
+        if !(1..=MAX_CODING_WINDOW).contains(&self.coding_window()) {
+            return Err(ConfigError::CodingWindow(self.coding_window()));
         }
-        if !self.redundancy.is_valid() {
-            return Err(ConfigError::Redundancy(self.redundancy.bound()));
+        if !p.redundancy.is_valid() {
+            return Err(ConfigError::Redundancy(p.redundancy.bound()));
         }
-        if self.pb_block == 0 {
+        if p.pb_block == 0 {
             return Err(ConfigError::ZeroLimit("pb_block"));
         }
         let mss = self.mss_clamp(IpVersion::V6);
         if mss < MIN_MSS as i64 {
             return Err(ConfigError::TunnelMtu {
                 mtu: self.tunnel_mtu,
-                window: self.coding_window,
+                window: self.coding_window(),
                 mss,
             });
         }
@@ -282,15 +219,16 @@ impl EngineConfig {
     /// varying segment sizes (smoltcp in the simulator) shrink its windows to two packets, and
     /// goodput at 10 % loss fell from 7.9 to 5.7 Mbit/s (docs/sim.md).
     pub fn mss_clamp(&self, ip: IpVersion) -> i64 {
-        let mode = self.coefficients.wire_mode();
-        let reserve = self.coding_window.min(CONTIGUOUS_RESERVE);
+        let mode = self.policies.coefficients.wire_mode();
+        let window = self.coding_window();
+        let reserve = window.min(CONTIGUOUS_RESERVE);
         let form_of = |n: usize| match n {
             1 => RangeForm::Gapped,
             2 => RangeForm::Contiguous,
             _ => RangeForm::Uniform,
         };
-        let widest = form_of(self.coding_window);
-        let header = tcpnc_wire::data_header_len(self.coding_window, mode, ip, widest)
+        let widest = form_of(window);
+        let header = tcpnc_wire::data_header_len(window, mode, ip, widest)
             .max(tcpnc_wire::data_header_len(
                 reserve,
                 mode,
@@ -322,18 +260,21 @@ mod tests {
     #[test]
     fn rejects_bad_fields() {
         let mut c = EngineConfig {
-            coding_window: 0,
+            policies: Policies {
+                window: 0,
+                ..Policies::engine_test()
+            },
             ..EngineConfig::default()
         };
         assert_eq!(c.validate(), Err(ConfigError::CodingWindow(0)));
-        c.coding_window = 256;
+        c.policies.window = 256;
         assert!(c.validate().is_err());
-        c.coding_window = 3;
-        c.redundancy = RedundancyPolicy::Fixed(0.5);
+        c.policies.window = 3;
+        c.policies.redundancy = RedundancyPolicy::Fixed(0.5);
         assert!(matches!(c.validate(), Err(ConfigError::Redundancy(_))));
-        c.redundancy = RedundancyPolicy::Fixed(f64::NAN);
+        c.policies.redundancy = RedundancyPolicy::Fixed(f64::NAN);
         assert!(matches!(c.validate(), Err(ConfigError::Redundancy(_))));
-        c.redundancy = RedundancyPolicy::Fixed(1.0);
+        c.policies.redundancy = RedundancyPolicy::Fixed(1.0);
         c.tunnel_mtu = 100;
         assert!(matches!(c.validate(), Err(ConfigError::TunnelMtu { .. })));
         c.tunnel_mtu = 1472;
@@ -350,9 +291,12 @@ mod tests {
     #[test]
     fn mss_clamp_follows_header_overhead() {
         let mut c = EngineConfig {
-            coding_window: 4,
+            policies: Policies {
+                window: 4,
+                coefficients: CoefficientTransport::Explicit,
+                ..Policies::engine_test()
+            },
             tunnel_mtu: 1400,
-            coefficients: CoefficientTransport::Explicit,
             ..EngineConfig::default()
         };
         // IPv4 explicit, W = 4 within the contiguous reserve: 16 + 12 (flow) + (2n + 4) + n =
@@ -361,15 +305,15 @@ mod tests {
         assert_eq!(c.mss_clamp(IpVersion::V6), 1400 - 68 - 16);
         // Seeded, W = 64: 8 packets in the contiguous form (20 + 4 seed) outweigh 64 in the
         // uniform one (8 + 4).
-        c.coefficients = CoefficientTransport::Seeded;
-        c.coding_window = 64;
+        c.policies.coefficients = CoefficientTransport::Seeded;
+        c.policies.window = 64;
         assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 52 - 16);
         // Explicit, W = 64: the 64 coefficient bytes of the uniform window dominate.
-        c.coefficients = CoefficientTransport::Explicit;
+        c.policies.coefficients = CoefficientTransport::Explicit;
         assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - (28 + 8 + 64) - 16);
         // W = 1: the gapped form of one packet.
-        c.coefficients = CoefficientTransport::Seeded;
-        c.coding_window = 1;
+        c.policies.coefficients = CoefficientTransport::Seeded;
+        c.policies.window = 1;
         assert_eq!(c.mss_clamp(IpVersion::V4), 1400 - 38 - 16);
     }
 }

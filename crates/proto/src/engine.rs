@@ -312,7 +312,7 @@ impl Engine {
             }
             self.note_finished(&conn, now);
         }
-        let copies = match self.config.protect_handshake.is_on() {
+        let copies = match self.config.policies.protect_handshake.is_on() {
             true => HANDSHAKE_COPIES,
             false => 1,
         };
@@ -417,7 +417,7 @@ impl Engine {
     /// Whether a SYN (or SYN-ACK) from the peer with `isn` is a copy of one delivered less
     /// than [`HANDSHAKE_DEDUPE`] ago (handshake protection).
     fn handshake_copy(&self, conn: &ConnKey, isn: u32, now: Duration) -> bool {
-        self.config.protect_handshake.is_on()
+        self.config.policies.protect_handshake.is_on()
             && self.flows.get(conn).is_some_and(|f| {
                 f.remote_isn == Some(isn)
                     && f.remote_syn_at

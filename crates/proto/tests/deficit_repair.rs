@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use common::*;
+use tcpnc_proto::Policies;
 use tcpnc_proto::config::CongestionRule;
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
 use tcpnc_proto::{
@@ -26,11 +27,14 @@ const ACK_DELAY: u64 = 20;
 /// the congestion signal (`congestion = "loss"`); the queue rule is tested at the end.
 fn config(repair: RepairPolicy) -> EngineConfig {
     EngineConfig {
-        coding_window: 2,
-        redundancy: RedundancyPolicy::Fixed(1.0),
-        ack_policy: AckPolicy::InnovativeOnly,
-        repair,
-        congestion: CongestionRule::Loss,
+        policies: Policies {
+            window: 2,
+            redundancy: RedundancyPolicy::Fixed(1.0),
+            ack_rule: AckPolicy::InnovativeOnly,
+            congestion: CongestionRule::Loss,
+            repair,
+            ..Policies::engine_test()
+        },
         ..EngineConfig::default()
     }
 }
@@ -236,7 +240,10 @@ fn without_a_queue_a_burst_is_repaired_not_signalled() {
     // the loss rule (the first test above) gives TCP three duplicates and a signal.
     let burst: Vec<u32> = (1100..1112).collect();
     let queue = EngineConfig {
-        congestion: CongestionRule::Queue,
+        policies: Policies {
+            congestion: CongestionRule::Queue,
+            ..config(RepairPolicy::Deficit).policies
+        },
         ..config(RepairPolicy::Deficit)
     };
     let r = run_with(queue, 1200, &burst, 0);
@@ -252,10 +259,10 @@ fn without_a_queue_a_burst_is_repaired_not_signalled() {
 fn without(switch: &str) -> EngineConfig {
     let mut c = config(RepairPolicy::Deficit);
     let slot = match switch {
-        "hold_duplicates" => &mut c.hold_duplicates,
-        "bitmap_signal" => &mut c.bitmap_signal,
-        "absorb_retransmissions" => &mut c.absorb_retransmissions,
-        "repair_probe" => &mut c.repair_probe,
+        "hold_duplicates" => &mut c.policies.hold_duplicates,
+        "bitmap_signal" => &mut c.policies.bitmap_signal,
+        "absorb_retransmissions" => &mut c.policies.absorb_retransmissions,
+        "repair_probe" => &mut c.policies.repair_probe,
         other => panic!("no switch {other}"),
     };
     *slot = Switch::Off;

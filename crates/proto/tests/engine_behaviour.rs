@@ -7,6 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use tcpnc_proto::Policies;
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket, scan_options};
 use tcpnc_proto::{CloseReason, Engine, EngineConfig, Event, Limits};
 use tcpnc_wire::{FrameRepr, KeepaliveRepr};
@@ -398,11 +399,14 @@ fn bounded_buffers_count_drops() {
     assert_eq!(a.stats().bypass_sent, bypass_before + 1);
     // The transmit queue is bounded too.
     let cfg = EngineConfig {
+        policies: Policies {
+            redundancy: tcpnc_proto::RedundancyPolicy::Fixed(1.0),
+            ..Policies::engine_test()
+        },
         limits: Limits {
             transmit_queue: 2,
             ..Limits::default()
         },
-        redundancy: tcpnc_proto::RedundancyPolicy::Fixed(1.0),
         ..EngineConfig::default()
     };
     let mut e = Engine::new(cfg, 1).unwrap();

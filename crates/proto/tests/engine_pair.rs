@@ -7,21 +7,25 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
+use tcpnc_proto::Policies;
 use tcpnc_proto::{CodingScheme, CoefficientTransport, EngineConfig, RedundancyPolicy};
 
 fn config(w: usize, r: f64, systematic: bool, seeded: bool) -> EngineConfig {
     EngineConfig {
-        coding_window: w,
-        redundancy: RedundancyPolicy::Fixed(r),
-        scheme: if systematic {
-            CodingScheme::Systematic
-        } else {
-            CodingScheme::Dense
-        },
-        coefficients: if seeded {
-            CoefficientTransport::Seeded
-        } else {
-            CoefficientTransport::Explicit
+        policies: Policies {
+            window: u16::try_from(w).unwrap(),
+            redundancy: RedundancyPolicy::Fixed(r),
+            scheme: if systematic {
+                CodingScheme::Systematic
+            } else {
+                CodingScheme::Dense
+            },
+            coefficients: if seeded {
+                CoefficientTransport::Seeded
+            } else {
+                CoefficientTransport::Explicit
+            },
+            ..Policies::engine_test()
         },
         ..EngineConfig::default()
     }

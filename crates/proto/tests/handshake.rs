@@ -4,13 +4,17 @@
 mod common;
 
 use common::*;
+use tcpnc_proto::Policies;
 use tcpnc_proto::config::Switch;
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
 use tcpnc_proto::{Engine, EngineConfig};
 
 fn engines(protect: Switch) -> (Engine, Engine) {
     let cfg = EngineConfig {
-        protect_handshake: protect,
+        policies: Policies {
+            protect_handshake: protect,
+            ..Policies::engine_test()
+        },
         ..EngineConfig::default()
     };
     (

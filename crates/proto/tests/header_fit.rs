@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use tcpnc_proto::Policies;
 use tcpnc_proto::tcp::TcpFlags;
 use tcpnc_proto::{CoefficientTransport, Engine, EngineConfig, RedundancyPolicy, RepairPolicy};
 use tcpnc_wire::{FrameRepr, IpVersion};
@@ -15,11 +16,14 @@ const ISN: u32 = 1_000;
 fn windows_with_a_short_packet_fit_the_mtu() {
     for coefficients in [CoefficientTransport::Seeded, CoefficientTransport::Explicit] {
         let cfg = EngineConfig {
-            coding_window: 8,
+            policies: Policies {
+                window: 8,
+                redundancy: RedundancyPolicy::Fixed(1.0),
+                repair: RepairPolicy::Deficit,
+                coefficients,
+                ..Policies::engine_test()
+            },
             tunnel_mtu: 600,
-            redundancy: RedundancyPolicy::Fixed(1.0),
-            coefficients,
-            repair: RepairPolicy::Deficit,
             ..EngineConfig::default()
         };
         let mss = cfg.mss_clamp(IpVersion::V4) as usize;

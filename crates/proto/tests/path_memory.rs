@@ -65,7 +65,7 @@ fn transfer(a: &mut Engine, b: &mut Engine, port: u16, segments: u32, t0: u64) -
 /// segments at 10 % loss.
 fn second_flow_frames(memory: Switch) -> u64 {
     let mut cfg = EngineConfig::new(&Policies::product(), 1472);
-    cfg.path_memory = memory;
+    cfg.policies.path_memory = memory;
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
     let mut b = Engine::new(cfg, 2).unwrap();
     transfer(&mut a, &mut b, 41_000, 3000, 0);

@@ -28,10 +28,10 @@ struct Outcome {
 
 fn config(unordering: Switch) -> EngineConfig {
     let mut c = EngineConfig::new(&Policies::product(), 1472);
-    c.redundancy = RedundancyPolicy::Fixed(1.1);
-    c.unordering = unordering;
-    c.pause_ack = unordering;
-    c.congestion = CongestionRule::Loss;
+    c.policies.redundancy = RedundancyPolicy::Fixed(1.1);
+    c.policies.unordering = unordering;
+    c.policies.pause_ack = unordering;
+    c.policies.congestion = CongestionRule::Loss;
     c
 }
 

@@ -12,6 +12,7 @@
 mod common;
 
 use common::*;
+use tcpnc_proto::Policies;
 use tcpnc_proto::tcp::TcpPacket;
 use tcpnc_proto::{AckPolicy, Engine, EngineConfig, RedundancyPolicy, RepairPolicy};
 
@@ -32,10 +33,13 @@ fn run(w: usize, k: u32, drops: &[u32]) -> Run {
 
 fn run_with(repair: RepairPolicy, w: usize, k: u32, drops: &[u32]) -> Run {
     let cfg = EngineConfig {
-        coding_window: w,
-        redundancy: RedundancyPolicy::Fixed(1.0),
-        ack_policy: AckPolicy::InnovativeOnly,
-        repair,
+        policies: Policies {
+            window: u16::try_from(w).unwrap(),
+            redundancy: RedundancyPolicy::Fixed(1.0),
+            ack_rule: AckPolicy::InnovativeOnly,
+            repair,
+            ..Policies::engine_test()
+        },
         ..EngineConfig::default()
     };
     let mut a = Engine::new(cfg.clone(), 1).unwrap();

@@ -122,9 +122,9 @@ fn halves_once_per_round_trip_above_the_bound() {
 /// of every DATA frame, in sending order.
 fn frame_windows(policy: WindowPolicy) -> Vec<usize> {
     let mut cfg = EngineConfig::new(&Policies::product(), 1472);
-    cfg.coding_window = 8;
-    cfg.redundancy = RedundancyPolicy::Fixed(1.0);
-    cfg.window_policy = policy;
+    cfg.policies.window = 8;
+    cfg.policies.redundancy = RedundancyPolicy::Fixed(1.0);
+    cfg.policies.window_policy = policy;
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
     let mut b = Engine::new(cfg, 2).unwrap();
     let (mut to_a, mut to_b) = (BTreeMap::new(), BTreeMap::new());

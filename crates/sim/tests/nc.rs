@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use tcpnc_link::LossModel;
+use tcpnc_proto::Policies;
 use tcpnc_proto::{EngineConfig, RedundancyPolicy};
 use tcpnc_sim::{CongestionControl, NcBox, SimConfig, SimOutcome, SimReport, run, run_with_boxes};
 
@@ -21,8 +22,11 @@ fn path(bytes: u64, loss: f64, cc: CongestionControl) -> SimConfig {
 
 fn engine(window: usize, redundancy: f64) -> EngineConfig {
     EngineConfig {
-        coding_window: window,
-        redundancy: RedundancyPolicy::Fixed(redundancy),
+        policies: Policies {
+            window: u16::try_from(window).unwrap(),
+            redundancy: RedundancyPolicy::Fixed(redundancy),
+            ..Policies::engine_test()
+        },
         tunnel_mtu: 1500 - tcpnc_sim::nc_box::OUTER_HEADER_LEN,
         ..EngineConfig::default()
     }

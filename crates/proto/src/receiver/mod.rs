@@ -186,7 +186,7 @@ impl ReceiverHalf {
             _ => None,
         };
         cx.stats.late_received += u64::from(late.is_some());
-        if cx.config.unordering.is_on() {
+        if cx.config.policies.unordering.is_on() {
             self.reorder.on_arrival(cx.now, late);
         }
         self.last_pid = header.pid;
@@ -212,10 +212,17 @@ impl ReceiverHalf {
         }
         self.deliver_decoded(cx);
         self.try_drop();
-        let decision = match cx.config.ack_policy.decide(innovative, header.redundant) {
+        let decision = match cx
+            .config
+            .policies
+            .ack_rule
+            .decide(innovative, header.redundant)
+        {
             // Ha & Tsuru §3.2: a useless combination that was merely overtaken is not a TCP
             // retransmission to answer; its duplicate ACK would only look like a loss.
-            AckDecision::AckDependent if late.is_some() && cx.config.unordering.is_on() => {
+            AckDecision::AckDependent
+                if late.is_some() && cx.config.policies.unordering.is_on() =>
+            {
                 AckDecision::Suppress
             }
             d => d,

@@ -72,7 +72,7 @@ impl ReceiverHalf {
         let missing = self.missing_dof();
         // Ha & Tsuru §3.2: combinations missing for less than the unordering length may only be
         // late; they are not reported lost (N_lp), so the sender does not repair them.
-        let (unordering, lost_dof) = match cx.config.unordering.is_on() {
+        let (unordering, lost_dof) = match cx.config.policies.unordering.is_on() {
             true => {
                 let l = self.reorder.length();
                 let late = self.pids.missing_within(u32::from(l));
@@ -82,7 +82,7 @@ impl ReceiverHalf {
         };
         // §3.3: a duplicate that reordering explains (every missing DoF may be late) is flagged
         // for the sender to hold.
-        let pause = cx.config.pause_ack.is_on()
+        let pause = cx.config.policies.pause_ack.is_on()
             && self.last_ack_sent == Some(ack)
             && missing > 0
             && lost_dof == 0;

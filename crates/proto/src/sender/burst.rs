@@ -28,11 +28,11 @@ impl SenderHalf {
     /// Counts one arrival's non-redundant combination towards the PB block; every `pb_block`
     /// of them, the PB burst (Karafillis §II, PB).
     pub(super) fn count_for_pb_burst(&mut self, cx: &mut Context<'_>) {
-        if !cx.config.repair.burst_per_block() {
+        if !cx.config.policies.repair.burst_per_block() {
             return;
         }
         self.since_pb_burst += 1;
-        if self.since_pb_burst >= cx.config.pb_block {
+        if self.since_pb_burst >= cx.config.policies.pb_block {
             self.since_pb_burst = 0;
             self.repair_burst(cx);
         }

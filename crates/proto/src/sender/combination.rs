@@ -46,12 +46,12 @@ impl SenderHalf {
                 None => return,
             }
         };
-        let transport = (!systematic).then_some(cx.config.coefficients);
+        let transport = (!systematic).then_some(cx.config.policies.coefficients);
         // The MSS clamp reserves the header of W packets of equal length (UNIFORM range form);
         // a window holding a shorter packet before its last one needs the longer CONTIGUOUS
         // form, so it gives up packets, farthest from the arrival first, until it fits.
         let mut range = range;
-        let mode = cx.config.coefficients.wire_mode();
+        let mode = cx.config.policies.coefficients.wire_mode();
         while range.len() > 1 && !self.fits(range, mode, cx.config.tunnel_mtu) {
             if range.first < arrival {
                 range.first += 1;

@@ -110,7 +110,7 @@ impl SenderHalf {
                 Some(s) => CodingBuffer::with_start(s, limits),
                 None => CodingBuffer::new(limits),
             },
-            acc: RedundancyAccumulator::new(&cfg.redundancy),
+            acc: RedundancyAccumulator::new(&cfg.policies.redundancy),
             next_pid: 0,
             loss: LossEstimator::new(),
             repair: DeficitRepair::new(),
@@ -130,9 +130,10 @@ impl SenderHalf {
             unordering: 0,
             paused: None,
             vbnc: cfg
+                .policies
                 .window_policy
                 .is_variable()
-                .then(|| Vbnc::new(cfg.coding_window)),
+                .then(|| Vbnc::new(cfg.coding_window())),
             since_pb_burst: 0,
         }
         .starting_from(cfg, path)
@@ -141,16 +142,17 @@ impl SenderHalf {
     /// Starts from the path's estimates (`path_memory.rs`): R for the known loss floor, the
     /// floor as a prior window of the loss record, the known unordering length.
     fn starting_from(mut self, cfg: &EngineConfig, path: &PathEstimate) -> Self {
-        if !cfg.path_memory.is_on() {
+        if !cfg.policies.path_memory.is_on() {
             return self;
         }
         if let Some(floor) = path.loss_floor {
             self.loss.set_prior(floor);
-            if cfg.redundancy.adapts() {
-                self.acc.set_factor(cfg.redundancy.factor_for(floor));
+            if cfg.policies.redundancy.adapts() {
+                self.acc
+                    .set_factor(cfg.policies.redundancy.factor_for(floor));
             }
         }
-        if cfg.unordering.is_on() {
+        if cfg.policies.unordering.is_on() {
             self.unordering = path.unordering;
         }
         self
@@ -164,7 +166,7 @@ impl SenderHalf {
         let w = self
             .vbnc
             .as_ref()
-            .map_or(cx.config.coding_window, Vbnc::window);
+            .map_or(cx.config.coding_window(), Vbnc::window);
         (w + usize::from(self.unordering)).min(crate::config::MAX_CODING_WINDOW)
     }
 
@@ -227,7 +229,7 @@ impl SenderHalf {
             return;
         }
         self.code_arrivals(cx, touched);
-        if fin_now && cx.config.repair.burst_on_fin() {
+        if fin_now && cx.config.policies.repair.burst_on_fin() {
             self.eot_burst(cx);
         }
     }
@@ -267,8 +269,8 @@ impl SenderHalf {
     /// missing DoFs those ACKs report (`repair.rs`), so coding it again would only load the path
     /// during TCP's recovery (with a repair and `absorb_retransmissions` on).
     fn repair_covers_retransmission(&self, cx: &Context<'_>) -> bool {
-        cx.config.repair.repairs()
-            && cx.config.absorb_retransmissions.is_on()
+        cx.config.policies.repair.repairs()
+            && cx.config.policies.absorb_retransmissions.is_on()
             && self
                 .last_ack_at
                 .is_some_and(|t| cx.now.saturating_sub(t) < ACK_SILENCE)
@@ -283,7 +285,7 @@ impl SenderHalf {
         for arrival in touched.iter() {
             let count = self.acc.on_arrival();
             for k in 0..count {
-                let systematic = k == 0 && cx.config.scheme == CodingScheme::Systematic;
+                let systematic = k == 0 && cx.config.policies.scheme == CodingScheme::Systematic;
                 self.send_combination(cx, arrival, systematic, k > 0);
             }
             self.count_for_pb_burst(cx);

@@ -30,7 +30,7 @@ impl SenderHalf {
             .then(|| self.loss.random_loss_rate());
         let stale = self.nc_ack.is_some_and(|a| seq_lt(ack.ack, a));
         self.absorb_ack(cx, ack);
-        if stale && cx.config.unordering.is_on() {
+        if stale && cx.config.policies.unordering.is_on() {
             // Overtaken by a newer NC-ACK on the way back (Ha & Tsuru §3.1): its bitmap is
             // merged, but its ack number would take TCP backwards and its N_lp is outdated.
             cx.stats.acks_stale += 1;
@@ -41,10 +41,12 @@ impl SenderHalf {
         if !duplicate {
             self.paused = None; // a newer ACK erases the paused one (Ha & Tsuru §3.3)
         }
-        if cx.config.repair.repairs() && self.repair_and_signal(cx, ack, floor, duplicate, stamp) {
+        if cx.config.policies.repair.repairs()
+            && self.repair_and_signal(cx, ack, floor, duplicate, stamp)
+        {
             return;
         }
-        if duplicate && ack.pause && cx.config.pause_ack.is_on() {
+        if duplicate && ack.pause && cx.config.policies.pause_ack.is_on() {
             // Held until a newer ACK erases it or the pause ends (then given to TCP).
             if self.paused.is_none() {
                 self.paused = Some((cx.now + PAUSE_HOLD, ack.ack, ack.window));
@@ -59,7 +61,7 @@ impl SenderHalf {
     /// window.
     fn absorb_ack(&mut self, cx: &mut Context<'_>, ack: &AckRepr) {
         self.buffer.acknowledge(ack.ack);
-        let correct = cx.config.unordering.is_on();
+        let correct = cx.config.policies.unordering.is_on();
         if correct {
             self.unordering = ack.unordering;
         }
@@ -76,9 +78,10 @@ impl SenderHalf {
         if let Some(fit) = self.loss.burst_fit() {
             cx.stats.loss_burst_milli = (fit.mean_burst() * 1e3).min(f64::from(u32::MAX)) as u32;
         }
-        if cx.config.redundancy.adapts() {
+        if cx.config.policies.redundancy.adapts() {
             let r = cx
                 .config
+                .policies
                 .redundancy
                 .factor_for(self.loss.random_loss_rate());
             self.acc.set_factor(r);
@@ -105,26 +108,26 @@ impl SenderHalf {
         let count = self
             .repair
             .on_ack(cx.now, ack, self.next_pid, self.loss.loss_rate());
-        if cx.config.repair.repairs_deficit() {
+        if cx.config.policies.repair.repairs_deficit() {
             for _ in 0..count {
                 self.send_repair(cx);
             }
         }
         // While DoFs are missing, an NC-ACK silence of two round trips sends a probe.
-        if cx.config.repair_probe.is_on() {
+        if cx.config.policies.repair_probe.is_on() {
             self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
                 .then(|| (cx.now + self.probe_interval(0), 0));
         }
         let rtt = self.repair.srtt();
-        let queue = match cx.config.congestion {
+        let queue = match cx.config.policies.congestion {
             CongestionRule::Loss => true,
             CongestionRule::Queue => self.repair.queue_building(),
         };
-        if cx.config.bitmap_signal.is_on() {
+        if cx.config.policies.bitmap_signal.is_on() {
             self.bitmap_signal(cx, ack, floor, queue, stamp);
         }
-        let random = !queue && cx.config.congestion == CongestionRule::Queue;
-        if cx.config.hold_duplicates.is_on()
+        let random = !queue && cx.config.policies.congestion == CongestionRule::Queue;
+        if cx.config.policies.hold_duplicates.is_on()
             && self.episodes.hold_duplicate(cx.now, rtt, duplicate, random)
         {
             cx.stats.dup_acks_held += 1;
@@ -144,7 +147,7 @@ impl SenderHalf {
         queue: bool,
         stamp: AckStamp,
     ) {
-        let view = match cx.config.unordering.is_on() {
+        let view = match cx.config.policies.unordering.is_on() {
             true => self.loss.judged_bitmap(),
             false => Some((ack.pid_echo, ack.loss_bitmap)),
         };
