@@ -1,6 +1,7 @@
 //! Statistics per point over its repetitions, and the curves drawn (one per series, with
 //! the best point per x when the plan maximises over some keys).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
@@ -110,12 +111,11 @@ fn key_index(k: &str) -> usize {
     keys().iter().position(|x| *x == k).unwrap_or(0)
 }
 
-/// The statistics of one point over its counted rows.
-fn point_summary(plan: &Plan, rows: &[Row], pt: &Point) -> PointSummary {
-    let cells = pt.params.cells();
+/// The statistics of one point over its counted rows (`rows`: the rows of its settings).
+fn point_summary(plan: &Plan, rows: &[&Row], pt: &Point) -> PointSummary {
     let mine: Vec<&Row> = rows
         .iter()
-        .filter(|r| r.param_cells() == cells.as_slice())
+        .copied()
         .filter(|r| {
             r.get("rep")
                 .parse::<u32>()
@@ -144,14 +144,24 @@ fn point_summary(plan: &Plan, rows: &[Row], pt: &Point) -> PointSummary {
 
 /// Summarises the rows of `plan`'s points (rows of other settings are ignored).
 pub fn summarize(plan: &Plan, rows: &[Row]) -> Summary {
+    let cells: Vec<Vec<String>> = plan.points.iter().map(|p| p.params.cells()).collect();
+    let mut by_settings: HashMap<&[String], Vec<&Row>> = HashMap::new();
+    for r in rows {
+        by_settings.entry(r.param_cells()).or_default().push(r);
+    }
     let points: Vec<PointSummary> = plan
         .points
         .iter()
-        .map(|pt| point_summary(plan, rows, pt))
+        .zip(&cells)
+        .map(|(pt, c)| {
+            let mine = by_settings.get(c.as_slice()).map_or(&[][..], Vec::as_slice);
+            point_summary(plan, mine, pt)
+        })
         .collect();
     let best_over: Vec<&str> = plan.plot.best_over.iter().map(String::as_str).collect();
     let series_keys = named_series_keys(
-        plan,
+        plan.x,
+        &cells,
         plan.varying
             .iter()
             .copied()
@@ -160,9 +170,9 @@ pub fn summarize(plan: &Plan, rows: &[Row]) -> Summary {
     );
     let xi = key_index(plan.x);
     let mut curves: Vec<Curve> = Vec::new();
-    for p in &points {
+    for (p, c) in points.iter().zip(&cells) {
         let series = label(&p.params, &series_keys);
-        let x = p.params.cells()[xi].parse::<f64>().unwrap_or(f64::NAN) * plan.plot.x_scale;
+        let x = c[xi].parse::<f64>().unwrap_or(f64::NAN) * plan.plot.x_scale;
         let cp = CurvePoint {
             x,
             goodput: p.goodput,
@@ -284,29 +294,27 @@ pub fn write_summary(plan: &Plan, s: &Summary, path: &Path) -> Result<()> {
 /// The keys that name a series: without those a `series` name stands for (keys with one value
 /// per name, e.g. a variant's policy keys) and those that only relabel x (one value per x and
 /// one x per value, e.g. a delay's spread swept together with the delay).
-fn named_series_keys(plan: &Plan, keys: Vec<&'static str>) -> Vec<&'static str> {
+/// `cells`: every point's cells ([`Params::cells`]), `x`: the x key.
+fn named_series_keys(x: &str, cells: &[Vec<String>], keys: Vec<&'static str>) -> Vec<&'static str> {
     let named = keys.contains(&"series");
     keys.into_iter()
         .filter(|k| {
             *k == "series"
-                || !((named && determines(plan, "series", k))
-                    || (determines(plan, plan.x, k) && determines(plan, k, plan.x)))
+                || !((named && determines(cells, "series", k))
+                    || (determines(cells, x, k) && determines(cells, k, x)))
         })
         .collect()
 }
 
 /// Whether every point with the same value of key `a` has the same value of key `b`.
-fn determines(plan: &Plan, a: &str, b: &str) -> bool {
+fn determines(cells: &[Vec<String>], a: &str, b: &str) -> bool {
     let (ai, bi) = (key_index(a), key_index(b));
-    let mut seen: Vec<(String, String)> = Vec::new();
-    plan.points.iter().all(|p| {
-        let c = p.params.cells();
-        match seen.iter().find(|(x, _)| *x == c[ai]) {
-            Some((_, v)) => *v == c[bi],
-            None => {
-                seen.push((c[ai].clone(), c[bi].clone()));
-                true
-            }
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    cells.iter().all(|c| match seen.get(c[ai].as_str()) {
+        Some(v) => *v == c[bi],
+        None => {
+            seen.insert(&c[ai], &c[bi]);
+            true
         }
     })
 }
