@@ -97,7 +97,13 @@ impl RunSpec {
 
     /// The TCP/NC engine configuration (both sides).
     pub fn engine_config(&self) -> EngineConfig {
-        EngineConfig::new(&self.policies(), self.mtu.saturating_sub(OUTER_HEADER_LEN))
+        self.engine_config_with(&self.policies())
+    }
+
+    /// The engine configuration of this run's tunnel with another policy set (the stream
+    /// workload's schemes).
+    pub fn engine_config_with(&self, policies: &Policies) -> EngineConfig {
+        EngineConfig::new(policies, self.mtu.saturating_sub(OUTER_HEADER_LEN))
     }
 
     /// The simulator configuration.

@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tcpnc_proto::EngineConfig;
 use tcpnc_proto::settings::{Policies, WindowPolicy};
 use tcpnc_stream::{FrameRecord, Preset, StreamSummary, Trace, TraceModel, series_csv, summarize};
 
-use crate::nc_box::{NcBox, OUTER_HEADER_LEN};
+use crate::nc_box::NcBox;
 use crate::report::SimReport;
 use crate::run_spec::{RunSpec, RunSpecError};
 use crate::stream::StreamWorkload;
@@ -102,8 +101,7 @@ pub fn run_stream(
                 &mut crate::PassThrough::raw(),
             )?,
             Some(p) => {
-                let ec = EngineConfig::new(&p, spec.mtu.saturating_sub(OUTER_HEADER_LEN));
-                let (mut c, mut s) = NcBox::pair(ec, spec.seed)?;
+                let (mut c, mut s) = NcBox::pair(spec.engine_config_with(&p), spec.seed)?;
                 crate::run_workload(&cfg, &mut app, &mut c, &mut s)?
             }
         };
