@@ -100,6 +100,21 @@ impl Output {
         }
     }
 
+    /// Drops the queued DATA and NC-ACK frames (every connection was just reset): sent to a
+    /// restarted peer in its new session, a DATA frame would make its fresh engine build a
+    /// receiver for the connection mid-stream, which would then swallow the remote TCP's
+    /// answer to the provoking ACK (`Engine::reset_flows`). Returns how many were dropped.
+    pub fn discard_coded(&mut self) -> usize {
+        let before = self.transmit.len();
+        self.transmit.retain(|d| {
+            !matches!(
+                FrameRepr::parse(d),
+                Ok(FrameRepr::Data { .. } | FrameRepr::Ack(_))
+            )
+        });
+        before - self.transmit.len()
+    }
+
     /// Next datagram for the peer.
     pub fn pop_transmit(&mut self) -> Option<Vec<u8>> {
         self.transmit.pop_front()

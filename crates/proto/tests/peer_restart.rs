@@ -187,3 +187,46 @@ fn the_provoking_ack_is_repeated_until_the_local_rst_passes() {
     a.handle_timeout(ms(5000));
     assert!(a.poll_transmit().is_none(), "no more provoking ACKs");
 }
+
+/// Coded frames still queued when the peer's restart is learnt are not sent to it: in the
+/// peer's new session a DATA frame would build a receiver mid-stream in its fresh engine, which
+/// then swallows the remote TCP's answer to the provoking ACK, and that end would stall.
+#[test]
+fn queued_coded_frames_do_not_reach_the_restarted_peer() {
+    let (mut a, _old_b) = connected();
+    let mut fresh_b = Engine::new(EngineConfig::default(), 3).unwrap();
+    for i in 2..6 {
+        a.handle_local(
+            ms(5),
+            &segment(
+                &client_to_server(),
+                C_ISN + 1 + i * 100,
+                S_ISN + 1,
+                TcpFlags::ACK,
+                1000,
+                &[],
+                &[7; 100],
+            ),
+        );
+    }
+    a.reset_flows(ms(10));
+    locals(&mut a);
+    cross(&mut a, &mut fresh_b);
+    assert!(fresh_b.stats().flows.is_empty(), "no receiver built");
+    assert_eq!(locals(&mut fresh_b).len(), 1, "only the provoking ACK");
+    // The server TCP's answer to it passes the fresh engine uncoded to the client side.
+    fresh_b.handle_local(
+        ms(11),
+        &segment(
+            &server_to_client(),
+            S_ISN + 1,
+            C_ISN + 201,
+            TcpFlags::ACK,
+            1000,
+            &[],
+            &[],
+        ),
+    );
+    let d = fresh_b.poll_transmit().expect("forwarded");
+    assert!(matches!(FrameRepr::parse(&d), Ok(FrameRepr::Bypass(_))));
+}

@@ -17,6 +17,11 @@
 //!   forward. The provoking ACK is sent again every second ([`PROVOKE_EVERY`], at most
 //!   [`PROVOKES`] times) until our local stack's RST for the connection passes, since it may be
 //!   lost, or sent before the peer's new session is confirmed.
+//!
+//! DATA and NC-ACK frames still queued for the peer are dropped first
+//! ([`crate::output::Output::discard_coded`]): sealed in the peer's new session, a DATA frame
+//! would make its fresh engine build a receiver mid-stream, which suppresses the remote TCP's
+//! pure ACKs (§IV-A), its answer to the provoking ACK among them, and that end would stall.
 
 use std::time::Duration;
 
@@ -45,6 +50,7 @@ impl Engine {
     /// Resets every connection (see the module documentation) and forgets their state.
     pub fn reset_flows(&mut self, now: Duration) {
         self.forget_old_resets(now);
+        self.out.discard_coded();
         let conns: Vec<ConnKey> = self.flows.keys().copied().collect();
         for conn in conns {
             self.reset_one(conn, now);
