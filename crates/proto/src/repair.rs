@@ -28,9 +28,12 @@
 //! later N_lp and are repaired again one round trip later.
 //!
 //! Repairs are driven by NC-ACKs, so a stall in which every repair (or every NC-ACK) is lost
-//! while TCP waits would only end with TCP's retransmission timeout. While the last NC-ACK
-//! reported missing DoFs, the sender therefore arms a probe: after two round trips without an
-//! NC-ACK it sends that many repairs again (doubling the wait, at most [`MAX_PROBES`] times).
+//! while TCP waits would only end with TCP's retransmission timeout, and so would a tail loss
+//! (the newest combinations lost with nothing after them: the receiver cannot report packets
+//! it never heard of). While the coding buffer holds unacknowledged packets, the sender
+//! therefore keeps a probe armed (by the first combination sent, renewed by every NC-ACK):
+//! after two round trips without an NC-ACK it sends max(N_lp, 1) / q repairs (doubling the
+//! wait, at most [`MAX_PROBES`] times).
 //!
 //! **Congestion signal.** A repair that keeps the NC ack moving also keeps TCP from seeing
 //! a queue that overflows (one lab run: TCP's window reached 330 segments on a 137-segment path

@@ -210,6 +210,44 @@ fn a_probe_repairs_when_the_nc_acks_stop() {
 }
 
 #[test]
+fn a_probe_repairs_a_tail_loss_no_nc_ack_reports() {
+    // The last two segments' combinations are lost and TCP sends nothing after them: the
+    // receiver never hears of those packets, so its last NC-ACK reports no missing DoF, and
+    // only the probe (armed while packets are unacknowledged) repairs them before TCP's
+    // retransmission timeout.
+    let on = run(RepairPolicy::Deficit, 16, &[14, 15], 0);
+    assert!(on.flow.repair_probes >= 1, "{}", on.flow.repair_probes);
+    assert_eq!(*on.acks.last().unwrap(), ISN + 16 * SEG, "{:?}", on.acks);
+    let off = run_with(without("repair_probe"), 16, &[14, 15], 0);
+    assert_eq!(off.flow.repair_probes, 0);
+    assert_ne!(*off.acks.last().unwrap(), ISN + 16 * SEG);
+}
+
+#[test]
+fn a_probe_repairs_a_flow_whose_first_combination_is_lost() {
+    // A TCP with one segment in flight (an initial window of one, or one after a timeout)
+    // whose only combination is lost: no NC-ACK ever comes, and without the probe TCP waits
+    // for its retransmission timeout (1 s before an RTT is measured).
+    let cfg = config(RepairPolicy::Deficit);
+    let mut a = Engine::new(cfg.clone(), 1).unwrap();
+    let mut b = Engine::new(cfg, 2).unwrap();
+    a.handle_local(ms(0), &data_segment(0));
+    while a.poll_transmit().is_some() {}
+    let deadline = a
+        .poll_timeout()
+        .expect("probe armed by the first combination");
+    assert!(deadline <= ms(200), "{deadline:?}");
+    a.handle_timeout(deadline);
+    let repair = a.poll_transmit().expect("a probe repair");
+    assert!(is_repair(&repair));
+    b.handle_datagram(deadline, &repair);
+    let got = b
+        .poll_local()
+        .expect("the segment is decoded from the probe");
+    assert_eq!(TcpPacket::parse(&got).unwrap().tcp.seq, ISN);
+}
+
+#[test]
 fn a_loss_burst_beyond_the_random_floor_signals_congestion_once() {
     // Two losses are within what random loss explains: no signal (the stall's own three
     // duplicates are the only ones, see above).

@@ -290,5 +290,6 @@ impl SenderHalf {
             }
             self.count_for_pb_burst(cx);
         }
+        self.arm_probe(cx);
     }
 }

@@ -113,10 +113,9 @@ impl SenderHalf {
                 self.send_repair(cx);
             }
         }
-        // While DoFs are missing, an NC-ACK silence of two round trips sends a probe.
+        // While packets are unacknowledged, an NC-ACK silence of two round trips sends a probe.
         if cx.config.policies.repair_probe.is_on() {
-            self.probe = (ack.lost_dof > 0 && !self.buffer.is_empty())
-                .then(|| (cx.now + self.probe_interval(0), 0));
+            self.probe = (!self.buffer.is_empty()).then(|| (cx.now + self.probe_interval(0), 0));
         }
         let rtt = self.repair.srtt();
         let queue = match cx.config.policies.congestion {
@@ -251,6 +250,19 @@ impl SenderHalf {
         }
     }
 
+    /// Arms the repair probe when a combination leaves and none is armed: the first
+    /// combinations of a flow, or the first after an idle time, may all be lost, and then no
+    /// NC-ACK would ever arm it (RFC 8985's tail loss probe at the coding layer; a TCP with
+    /// one segment in flight would otherwise wait for its 1 s initial timeout).
+    pub(super) fn arm_probe(&mut self, cx: &Context<'_>) {
+        if self.probe.is_none()
+            && cx.config.policies.repair_probe.is_on()
+            && cx.config.policies.repair.repairs()
+        {
+            self.probe = Some((cx.now + self.probe_interval(0), 0));
+        }
+    }
+
     /// Two combination round trips (100 ms before one is measured), doubled per probe already
     /// sent: the NC layer's tail-loss probe, below TCP's own retransmission timeout.
     fn probe_interval(&self, probes: u32) -> Duration {
@@ -258,11 +270,12 @@ impl SenderHalf {
         (rtt * 2).max(Duration::from_millis(10)) * (1 << probes.min(MAX_PROBES))
     }
 
-    /// The repair probe (`repair.rs`): the last NC-ACK reported missing DoFs and none has
-    /// arrived for the probe interval, so the repairs sent for it (or the NC-ACKs) were lost
-    /// and, with TCP waiting for those very ACKs, nothing else would trigger a repair before
-    /// TCP's retransmission timeout. Sends the last reported N_lp again as repairs; backs off
-    /// and gives up after [`MAX_PROBES`] probes.
+    /// The repair probe (`repair.rs`): packets are unacknowledged and no NC-ACK has arrived
+    /// for the probe interval, so the repairs sent for the last reported N_lp, the newest
+    /// combinations (a tail loss the receiver cannot report), or the NC-ACKs were lost and,
+    /// with TCP waiting for those very ACKs, nothing else would trigger a repair before TCP's
+    /// retransmission timeout. Sends the last reported N_lp (at least one) again as repairs;
+    /// backs off and gives up after [`MAX_PROBES`] probes.
     pub fn on_timeout(&mut self, cx: &mut Context<'_>) {
         let Some((deadline, probes)) = self.probe else {
             return;
