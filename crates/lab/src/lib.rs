@@ -37,7 +37,8 @@ pub mod tunnel_mode;
 pub use error::{LabError, Result};
 pub use measure::{Comparison, Measurement, compare, measure};
 pub use session::{Lab, Session, tcpnc_exe};
-pub use settings::{PathMode, PathSettings, PolicyOverrides, TransferSettings, parse_bytes};
+pub use settings::{PathMode, PathSettings, PolicyOverrides, TransferSettings};
+pub use tcpnc_settings::parse_bytes;
 
 use std::net::SocketAddr;
 use std::time::Duration;

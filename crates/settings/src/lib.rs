@@ -13,6 +13,7 @@ pub mod policies;
 pub mod policy;
 pub mod redundancy;
 pub mod run;
+pub mod size;
 pub mod window;
 
 pub use named::UnknownName;
@@ -29,4 +30,5 @@ pub use redundancy::{
     ADAPTIVE_MAX_REDUNDANCY, MAX_REDUNDANCY, RA_BLOCK, RedundancyError, RedundancyPolicy,
 };
 pub use run::{CodingMode, CongestionControl, PathMode};
+pub use size::parse_bytes;
 pub use window::WindowPolicy;

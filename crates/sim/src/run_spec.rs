@@ -55,8 +55,11 @@ pub struct RunSpec {
     #[cfg_attr(feature = "clap", command(flatten))]
     #[serde(skip)]
     pub path: PathOverrides,
-    /// Bytes to transfer.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10_000_000))]
+    /// Bytes to transfer (`10MB`, `512k`, `1MiB` or a plain number).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value = "10MB", value_parser = tcpnc_settings::parse_bytes)
+    )]
     pub bytes: u64,
     /// Master seed.
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
