@@ -12,20 +12,25 @@ use tcpnc_wire::{FrameRepr, IpVersion};
 
 const ISN: u32 = 1_000;
 
+/// W 8, R 1, deficit repair, a 600-byte tunnel MTU.
+fn config(coefficients: CoefficientTransport) -> EngineConfig {
+    EngineConfig {
+        policies: Policies {
+            window: 8,
+            redundancy: RedundancyPolicy::Fixed(1.0),
+            repair: RepairPolicy::Deficit,
+            coefficients,
+            ..Policies::engine_test()
+        },
+        tunnel_mtu: 600,
+        ..EngineConfig::default()
+    }
+}
+
 #[test]
 fn windows_with_a_short_packet_fit_the_mtu() {
     for coefficients in [CoefficientTransport::Seeded, CoefficientTransport::Explicit] {
-        let cfg = EngineConfig {
-            policies: Policies {
-                window: 8,
-                redundancy: RedundancyPolicy::Fixed(1.0),
-                repair: RepairPolicy::Deficit,
-                coefficients,
-                ..Policies::engine_test()
-            },
-            tunnel_mtu: 600,
-            ..EngineConfig::default()
-        };
+        let cfg = config(coefficients);
         let mss = cfg.mss_clamp(IpVersion::V4) as usize;
         let mut a = Engine::new(cfg.clone(), 1).unwrap();
         let mut b = Engine::new(cfg.clone(), 2).unwrap();
