@@ -42,10 +42,10 @@ fn goodput(v: &Value) -> f64 {
     v["goodput_mbit"].as_f64().expect("goodput_mbit")
 }
 
-/// nc CUBIC transfers measured per check: the median is compared. Single nc runs on these
-/// paths occasionally end far below the rest (3.5 against 13.4 Mbit/s on the same path seed; an
-/// open bug, docs/lab.md "Real links"); the median of five measures the mechanism, and every run
-/// is still checked for integrity.
+/// nc CUBIC transfers measured per check: the median is compared. Single runs on a machine
+/// shared with other work vary (and before the repair probe covered tail losses, some ended in
+/// TCP timeouts at a quarter of the rest's goodput; docs/lab.md "Real links"); the median of
+/// five measures the mechanism, and every run is still checked for integrity.
 const NC_RUNS: usize = 5;
 
 /// Plain BBR, plain CUBIC and nc CUBIC on `path`: the median of [`NC_RUNS`] nc CUBIC runs at
