@@ -13,6 +13,7 @@ pub mod policies;
 pub mod policy;
 pub mod redundancy;
 pub mod run;
+pub mod series;
 pub mod size;
 pub mod window;
 
@@ -30,5 +31,6 @@ pub use redundancy::{
     ADAPTIVE_MAX_REDUNDANCY, MAX_REDUNDANCY, RA_BLOCK, RedundancyError, RedundancyPolicy,
 };
 pub use run::{CodingMode, CongestionControl, PathMode};
+pub use series::{SERIES_INTERVAL, SeriesColumn};
 pub use size::parse_bytes;
 pub use window::WindowPolicy;

@@ -100,6 +100,10 @@ struct World<'a> {
     sender_acks: TcpCounters,
     /// Data segments handed to the server TCP.
     decoded_packets: u64,
+    /// The flight size integrated over virtual time (byte·µs) up to `flight_at`.
+    flight_area: u128,
+    flight_at: Duration,
+    flight_prev: u64,
     series: Option<Series>,
     client_box: &'a mut dyn Seam,
     server_box: &'a mut dyn Seam,
@@ -137,6 +141,9 @@ impl<'a> World<'a> {
             sender_ack_tap: ReceiverTap::default(),
             sender_acks: TcpCounters::default(),
             decoded_packets: 0,
+            flight_area: 0,
+            flight_at: Duration::ZERO,
+            flight_prev: 0,
             series: cfg.series_interval.map(Series::new),
             client_box,
             server_box,
@@ -223,6 +230,7 @@ impl<'a> World<'a> {
         let mut progress = false;
         while let Some(p) = self.client_box.poll_local() {
             self.sender_ack_tap.observe(&p, &mut self.sender_acks);
+            self.sender_tap.observe_ack(&p);
             self.client.device.rx.push_back(p);
             progress = true;
         }
@@ -236,8 +244,15 @@ impl<'a> World<'a> {
         progress
     }
 
-    /// Adds what happened up to `now` to the series (if one is recorded).
+    /// Adds what happened up to `now` to the flight-size integral and the series (if one is
+    /// recorded). The flight size held since the previous instant is the one before `now`'s
+    /// packets, so the integral is taken before the new value is read.
     fn sample(&mut self, now: Duration) {
+        let flight = self.sender_tap.flight_bytes();
+        let dt = now.saturating_sub(self.flight_at).as_micros();
+        self.flight_area += u128::from(self.flight_prev) * dt;
+        self.flight_at = now;
+        self.flight_prev = flight;
         if let Some(series) = &mut self.series {
             series.observe(
                 now,
@@ -246,6 +261,8 @@ impl<'a> World<'a> {
                     goodput_bytes: self.app.received(),
                     dup_acks: self.sender_acks.dup_acks,
                     retransmissions: self.tcp.retransmissions,
+                    fast_retransmits: self.tcp.fast_retransmits,
+                    flight_bytes: flight,
                 },
             );
         }
@@ -304,6 +321,11 @@ impl<'a> World<'a> {
                 ..self.tcp
             },
             steps,
+            flight_mean_bytes: if now.is_zero() {
+                0.0
+            } else {
+                self.flight_area as f64 / now.as_micros() as f64
+            },
             series: self.series.clone(),
         }
     }

@@ -71,6 +71,10 @@ pub struct SimReport {
     pub tcp: TcpCounters,
     /// Distinct virtual instants the event loop visited.
     pub steps: u64,
+    /// The sending TCP's flight size (bytes sent and not acknowledged, as its egress and the
+    /// ACKs reaching it show; bounded by cwnd, which smoltcp does not expose) averaged over
+    /// virtual time from the connect to the end of the run.
+    pub flight_mean_bytes: f64,
     /// The time series, when [`crate::SimConfig::series_interval`] asked for one.
     pub series: Option<Series>,
 }

@@ -221,6 +221,8 @@ pub fn report_json(r: &SimReport) -> Value {
             "acks": r.tcp.acks,
             "dup_acks": r.tcp.dup_acks,
             "dup_acks_at_sender": r.tcp.dup_acks_at_sender,
+            "fast_retransmits": r.tcp.fast_retransmits,
+            "flight_mean_bytes": r.flight_mean_bytes,
         },
         "forward": link_json(&r.forward),
         "reverse": link_json(&r.reverse),

@@ -1,17 +1,33 @@
 //! Time series of a run ([`Series`]): per interval of virtual time (0.1 s, as Karafillis et
 //! al. §II sample the "instantaneous decoding throughput"), the decoded packets handed to the
-//! receiving TCP, the bytes its application read, the duplicate ACKs the sending TCP received
-//! and the sender's retransmissions. `tcpnc sim --series FILE` writes them as CSV.
+//! receiving TCP, the bytes its application read, the duplicate ACKs the sending TCP received,
+//! the sender's retransmissions and fast retransmits, and its flight size at the end of the
+//! interval. `tcpnc sim --series FILE` writes them as CSV with the column names of
+//! [`tcpnc_settings::SeriesColumn`] (shared with `tcpnc lab run --series`).
 //!
 //! A decoded packet is a TCP segment with payload that the server-side box hands to the
 //! server's TCP (in plain mode: every data segment that arrives), so NC and plain runs are
-//! counted alike. smoltcp does not expose its congestion window, so there is no cwnd column.
+//! counted alike. smoltcp does not expose its congestion window, so there is no cwnd column;
+//! `flight_bytes` (sent and not acknowledged, ≤ cwnd) is what the wire shows of it
+//! ([`crate::tcp_counters`]).
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-/// The paper's sampling interval (Karafillis et al. §II, "Collecting Data": 0.1 s).
-pub const SERIES_INTERVAL: Duration = Duration::from_millis(100);
+pub use tcpnc_settings::SERIES_INTERVAL;
+use tcpnc_settings::SeriesColumn as C;
+
+/// The simulator's series columns, in CSV order.
+pub const SIM_SERIES_COLUMNS: [C; 8] = [
+    C::TimeS,
+    C::DecodedPackets,
+    C::DecodedPps,
+    C::GoodputMbit,
+    C::DupAcks,
+    C::Retransmissions,
+    C::FastRetransmits,
+    C::FlightBytes,
+];
 
 /// One interval's counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -24,6 +40,10 @@ pub struct SeriesRow {
     pub dup_acks: u64,
     /// The sender's TCP retransmissions.
     pub retransmissions: u64,
+    /// The sender's fast retransmits.
+    pub fast_retransmits: u64,
+    /// The sender's flight size at the interval's last instant (a gauge, not a count).
+    pub flight_bytes: u64,
 }
 
 /// The series of one run: one row per interval from t = 0.
@@ -54,13 +74,20 @@ impl Series {
         &self.rows
     }
 
-    /// Adds what the totals gained since the last call to the interval holding `now`.
+    /// Adds what the totals gained since the last call to the interval holding `now`; the
+    /// gauge (`flight_bytes`) is set, and carried into intervals with no instant.
     pub fn observe(&mut self, now: Duration, totals: SeriesRow) {
         let bin = (now.as_nanos() / self.interval.as_nanos()) as usize;
         if self.rows.len() <= bin {
-            self.rows.resize(bin + 1, SeriesRow::default());
+            let carried = SeriesRow {
+                flight_bytes: self.last.flight_bytes,
+                ..SeriesRow::default()
+            };
+            self.rows.resize(bin + 1, carried);
         }
         let r = &mut self.rows[bin];
+        r.fast_retransmits += totals.fast_retransmits - self.last.fast_retransmits;
+        r.flight_bytes = totals.flight_bytes;
         r.decoded_packets += totals.decoded_packets - self.last.decoded_packets;
         r.goodput_bytes += totals.goodput_bytes - self.last.goodput_bytes;
         r.dup_acks += totals.dup_acks - self.last.dup_acks;
@@ -87,24 +114,34 @@ impl Series {
         (mean, var.sqrt())
     }
 
-    /// The series as CSV: `t_s` (the interval's start), the counts, goodput in Mbit/s.
+    /// The series as CSV ([`SIM_SERIES_COLUMNS`]): `t_s` (the interval's start), the counts,
+    /// goodput in Mbit/s, the flight size.
     pub fn to_csv(&self) -> String {
-        let mut s =
-            String::from("t_s,decoded_packets,decoded_pps,goodput_mbit,dup_acks,retransmissions\n");
+        let mut s = C::header(&SIM_SERIES_COLUMNS);
         let dt = self.interval.as_secs_f64();
         for (i, r) in self.rows.iter().enumerate() {
             let _ = writeln!(
                 s,
-                "{:.3},{},{},{:.6},{},{}",
+                "{:.3},{},{},{:.6},{},{},{},{}",
                 i as f64 * dt,
                 r.decoded_packets,
                 r.decoded_packets as f64 / dt,
                 r.goodput_bytes as f64 * 8.0 / dt / 1e6,
                 r.dup_acks,
-                r.retransmissions
+                r.retransmissions,
+                r.fast_retransmits,
+                r.flight_bytes
             );
         }
         s
+    }
+
+    /// Mean of the flight-size gauge over the intervals, bytes.
+    pub fn flight_mean_bytes(&self) -> f64 {
+        if self.rows.is_empty() {
+            return 0.0;
+        }
+        self.rows.iter().map(|r| r.flight_bytes as f64).sum::<f64>() / self.rows.len() as f64
     }
 }
 
@@ -134,7 +171,7 @@ mod tests {
             csv.lines()
                 .nth(1)
                 .unwrap()
-                .starts_with("0.000,3,30,0.240000,0,0")
+                .starts_with("0.000,3,30,0.240000,0,0,0,0")
         );
     }
 }
