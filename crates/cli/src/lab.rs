@@ -119,6 +119,7 @@ impl TransferArgs {
             seed: self.seed,
             flows: self.flows,
             timeout_s: self.timeout_s,
+            series: false,
         }
     }
 }
@@ -197,6 +198,11 @@ pub struct RunArgs {
     /// Also measure with iperf3 when it is installed.
     #[arg(long)]
     pub iperf3: bool,
+    /// Write the transfer's time series to FILE as CSV (one flow): per 0.1 s from the
+    /// connect, goodput at the sink and the sender's TCP_INFO (retransmissions, cwnd, flight,
+    /// RTT) and fast retransmits; the columns of `tcpnc sim --series` where they are the same.
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -273,6 +279,9 @@ pub struct SinkArgs {
     /// Print progress events.
     #[arg(long)]
     pub progress: bool,
+    /// Print the bytes received every 0.1 s (`sink_sample` events; one connection).
+    #[arg(long)]
+    pub series: bool,
 }
 
 /// `tcpnc lab spoof`.
@@ -313,6 +322,9 @@ pub struct SourceArgs {
     /// Print progress events.
     #[arg(long)]
     pub progress: bool,
+    /// Print the socket's TCP_INFO every 0.1 s (`source_sample` events; one connection).
+    #[arg(long)]
+    pub series: bool,
 }
 
 fn secs(s: f64) -> Result<Duration> {
@@ -334,6 +346,7 @@ pub fn run(args: LabArgs) -> Result<()> {
             a.connections,
             secs(a.timeout_s)?,
             a.progress,
+            a.series,
         )),
         LabCommand::Source(a) => std::process::exit(tcpnc_lab::source_main(
             a.connect,
@@ -343,6 +356,7 @@ pub fn run(args: LabArgs) -> Result<()> {
             a.connections,
             secs(a.timeout_s)?,
             a.progress,
+            a.series,
         )),
         LabCommand::Clean(a) => {
             let r = guard::clean(a.force)?;
@@ -434,16 +448,24 @@ fn run_one(a: RunArgs, tunnel: TunnelArg) -> Result<()> {
     let bar = progress::bar(!a.json);
     let m = a.mode;
     bar.set_prefix(format!("{} {}", m.name(), a.transfer.cc.name()));
+    let transfer = TransferSettings {
+        series: a.series.is_some(),
+        ..a.transfer.settings()
+    };
     let r = measure::measure(
         &lab,
         m,
         &a.path.settings(),
         &a.coding.resolved(a.path.settings().spec.loss),
-        &a.transfer.settings(),
+        &transfer,
         a.iperf3,
         &bar,
     )?;
     bar.finish_and_clear();
+    if let (Some(path), Some(series)) = (&a.series, &r.transfer.series) {
+        std::fs::write(path, series.to_csv())
+            .with_context(|| format!("writing --series {}", path.display()))?;
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {

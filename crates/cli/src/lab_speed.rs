@@ -60,6 +60,7 @@ pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
         seed: 1,
         flows: a.flows,
         timeout_s: a.timeout_s,
+        series: false,
     };
     let bar = progress::bar(!a.json);
     let load_before = speed::load_average();

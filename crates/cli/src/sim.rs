@@ -36,9 +36,10 @@ pub struct SimArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Write a series to FILE as CSV. Bulk transfers: per 0.1 s, decoded packets, goodput,
-    /// duplicate ACKs at the sender and retransmissions (the JSON gains the decoding
-    /// throughput's mean and standard deviation, Karafillis et al. §III). `--workload stream`:
-    /// one row per frame of every scheme.
+    /// duplicate ACKs at the sender, retransmissions, fast retransmits and the sender's flight
+    /// size (smoltcp does not expose cwnd) (the JSON gains the decoding throughput's mean and
+    /// standard deviation, Karafillis et al. §III). `--workload stream`: one row per frame of
+    /// every scheme.
     #[arg(long, value_name = "FILE")]
     pub series: Option<PathBuf>,
     /// Print one JSON object instead of a summary.

@@ -34,6 +34,16 @@ pub struct RunRecord {
     pub jain_index: Option<f64>,
     /// Duplicate ACKs the sending TCP received (sim; Mitsuzumi et al.'s measure).
     pub dup_acks: Option<u64>,
+    /// Fast retransmits of the sending TCP (sim: seen on its egress; lab: the kernel's
+    /// `TCPFastRetrans`; Mitsuzumi et al. Figs. 8, 11).
+    pub fast_retransmits: Option<u64>,
+    /// The sending TCP's flight size averaged over time, bytes (sim; what is seen of cwnd).
+    pub flight_mean_bytes: Option<f64>,
+    /// Decoded packets per second over 0.1 s intervals: mean and standard deviation (sim;
+    /// Karafillis et al. §III).
+    pub decoding_mean_pps: Option<f64>,
+    /// See `decoding_mean_pps`.
+    pub decoding_sd_pps: Option<f64>,
 }
 
 /// Something that runs points.
@@ -119,7 +129,8 @@ impl Backend for SimBackend {
     }
 
     fn run(&mut self, p: &Params, seed: u64) -> Result<RunRecord> {
-        let cfg = sim_config(p, seed)?;
+        let mut cfg = sim_config(p, seed)?;
+        cfg.series_interval = Some(tcpnc_sim::series::SERIES_INTERVAL);
         let start = Instant::now();
         let fail = |detail: String| ExperimentError::Backend {
             backend: "sim".into(),
@@ -135,6 +146,7 @@ impl Backend for SimBackend {
             }
         }
         .map_err(|e| fail(e.to_string()))?;
+        let decoding = report.series.as_ref().map(|s| s.decoding_mean_sd());
         let counted = match p.duration_s {
             Some(_) => {
                 matches!(report.outcome, SimOutcome::TimeLimit)
@@ -153,6 +165,10 @@ impl Backend for SimBackend {
             wall_s: start.elapsed().as_secs_f64(),
             jain_index: None,
             dup_acks: Some(report.tcp.dup_acks_at_sender),
+            fast_retransmits: Some(report.tcp.fast_retransmits),
+            flight_mean_bytes: Some(report.flight_mean_bytes),
+            decoding_mean_pps: decoding.map(|d| d.0),
+            decoding_sd_pps: decoding.map(|d| d.1),
         })
     }
 }

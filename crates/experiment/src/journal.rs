@@ -11,7 +11,7 @@ use crate::error::{ExperimentError, Result};
 use crate::params::{Params, keys};
 
 /// Result columns after the point, repetition, seed and parameter columns.
-pub const RESULT_COLUMNS: [&str; 10] = [
+pub const RESULT_COLUMNS: [&str; 14] = [
     "outcome",
     "counted",
     "goodput_mbit",
@@ -22,6 +22,25 @@ pub const RESULT_COLUMNS: [&str; 10] = [
     "wall_s",
     "jain_index",
     "dup_acks",
+    "fast_retransmits",
+    "flight_mean_bytes",
+    "decoding_mean_pps",
+    "decoding_sd_pps",
+];
+
+/// The result columns that hold numbers (what a plan's `[plot] y` may name).
+pub const NUMERIC_RESULT_COLUMNS: [&str; 11] = [
+    "goodput_mbit",
+    "completion_s",
+    "bytes_delivered",
+    "retransmissions",
+    "jain_index",
+    "dup_acks",
+    "fast_retransmits",
+    "flight_mean_bytes",
+    "decoding_mean_pps",
+    "decoding_sd_pps",
+    "wall_s",
 ];
 
 /// The CSV header's columns.
@@ -55,6 +74,12 @@ impl Row {
             format!("{:.3}", r.wall_s),
             r.jain_index.map(|j| format!("{j:.4}")).unwrap_or_default(),
             r.dup_acks.map(|d| d.to_string()).unwrap_or_default(),
+            r.fast_retransmits
+                .map(|d| d.to_string())
+                .unwrap_or_default(),
+            opt(r.flight_mean_bytes, 0),
+            opt(r.decoding_mean_pps, 2),
+            opt(r.decoding_sd_pps, 2),
         ]);
         Row { cells }
     }
@@ -95,6 +120,11 @@ pub fn run_key(p: &Params, rep: u32, seed: u64) -> Vec<String> {
     let mut k = vec![rep.to_string(), seed.to_string()];
     k.extend(p.cells().iter().map(|c| clean(c)));
     k
+}
+
+/// A measured number with `digits` decimals, empty when not measured.
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map(|v| format!("{v:.digits$}")).unwrap_or_default()
 }
 
 fn clean(s: &str) -> String {

@@ -45,6 +45,7 @@ pub fn lab_settings(p: &Params, seed: u64) -> (PathSettings, PolicyOverrides, Tr
         seed,
         flows: p.flows,
         timeout_s: p.timeout_s,
+        series: false,
     };
     (path, PolicyOverrides::from(p.policies()), transfer)
 }
@@ -81,6 +82,10 @@ impl Backend for LabBackend {
                 wall_s: start.elapsed().as_secs_f64(),
                 jain_index: m.transfer.jain_index,
                 dup_acks: None,
+                fast_retransmits: m.transfer.kernel.get("TCPFastRetrans").copied(),
+                flight_mean_bytes: None,
+                decoding_mean_pps: None,
+                decoding_sd_pps: None,
             }),
             Err(e) if guard::interrupted() => Err(unavailable(&e)),
             // A transfer that times out or whose processes fail is recorded (not counted)
@@ -96,6 +101,10 @@ impl Backend for LabBackend {
                 wall_s: start.elapsed().as_secs_f64(),
                 jain_index: None,
                 dup_acks: None,
+                fast_retransmits: None,
+                flight_mean_bytes: None,
+                decoding_mean_pps: None,
+                decoding_sd_pps: None,
             }),
         }
     }

@@ -25,6 +25,7 @@
 //! best_over = ["window"]        # per series and x, keep the best mean over these keys
 //! x_scale = 1.0                 # x values are multiplied by this (100 = percent)
 //! x_label = "R"
+//! y = "fast_retransmits"        # y axis: a numeric result column (default goodput_mbit)
 //! ```
 
 use std::collections::BTreeSet;
@@ -68,6 +69,9 @@ pub struct PlotSpec {
     pub x_scale: f64,
     /// X axis label (default: the key).
     pub x_label: Option<String>,
+    /// The result column on the y axis (a numeric one of `journal::RESULT_COLUMNS`;
+    /// default `goodput_mbit`).
+    pub y: Option<String>,
     /// Y axis label.
     pub y_label: Option<String>,
 }
@@ -79,6 +83,7 @@ impl Default for PlotSpec {
             best_over: Vec::new(),
             x_scale: 1.0,
             x_label: None,
+            y: None,
             y_label: None,
         }
     }
@@ -318,6 +323,14 @@ fn check_plot(plot: &PlotSpec) -> std::result::Result<(), String> {
     }
     if !(plot.x_scale.is_finite() && plot.x_scale > 0.0) {
         return Err("[plot] x_scale must be > 0".into());
+    }
+    if let Some(y) = &plot.y
+        && !crate::journal::NUMERIC_RESULT_COLUMNS.contains(&y.as_str())
+    {
+        return Err(format!(
+            "[plot] y: `{y}` is not a numeric result column ({})",
+            crate::journal::NUMERIC_RESULT_COLUMNS.join(", ")
+        ));
     }
     Ok(())
 }

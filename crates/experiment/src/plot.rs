@@ -1,4 +1,5 @@
-//! Plots of a summary: mean goodput per series against x, with min–max bars over the
+//! Plots of a summary: mean goodput (or the plan's `[plot] y` column) per series against x,
+//! with min–max bars over the
 //! repetitions, as PNG (bitmap backend, encoded with `png`) and SVG. Text uses DejaVu Sans
 //! embedded in the binary: the plumbing is `tcpnc-plot`'s, shared with the lab's demo.
 
@@ -85,10 +86,10 @@ fn extent(plan: &Plan, s: &Summary) -> Extent {
     } else {
         (0.0, 1.0)
     };
-    let rate =
-        (!plan.varying.contains(&"rate_mbit")).then(|| plan.points[0].params.path().rate_mbit);
+    let rate = (plan.plot.y.is_none() && !plan.varying.contains(&"rate_mbit"))
+        .then(|| plan.points[0].params.path().rate_mbit);
     let ymax_data = pts
-        .filter_map(|p| p.goodput.max.is_finite().then_some(p.goodput.max))
+        .filter_map(|p| p.y.max.is_finite().then_some(p.y.max))
         .fold(0.0f64, f64::max);
     Extent {
         xmin,
@@ -135,7 +136,10 @@ where
         .plot
         .y_label
         .clone()
-        .unwrap_or_else(|| "goodput (Mbit/s), mean and min-max".into());
+        .unwrap_or_else(|| match &plan.plot.y {
+            Some(y) => format!("{y}, mean and min-max"),
+            None => "goodput (Mbit/s), mean and min-max".into(),
+        });
     chart
         .configure_mesh()
         .x_desc(x_desc)
@@ -193,8 +197,8 @@ where
     let line: Vec<(f64, f64)> = c
         .points
         .iter()
-        .filter(|p| p.goodput.n > 0)
-        .map(|p| (p.x, p.goodput.mean))
+        .filter(|p| p.y.n > 0)
+        .map(|p| (p.x, p.y.mean))
         .collect();
     let name = if c.series.is_empty() {
         "goodput".to_string()
@@ -210,24 +214,17 @@ where
         .draw_series(line.iter().map(|&p| Circle::new(p, 4, color.filled())))
         .map_err(e)?;
     chart
-        .draw_series(c.points.iter().filter(|p| p.goodput.n > 1).map(|p| {
-            ErrorBar::new_vertical(
-                p.x,
-                p.goodput.min,
-                p.goodput.mean,
-                p.goodput.max,
-                color.stroke_width(1),
-                8,
-            )
+        .draw_series(c.points.iter().filter(|p| p.y.n > 1).map(|p| {
+            ErrorBar::new_vertical(p.x, p.y.min, p.y.mean, p.y.max, color.stroke_width(1), 8)
         }))
         .map_err(e)?;
     if chosen_labels && c.points.iter().any(|p| !p.chosen.is_empty()) {
         let style = TextStyle::from(("sans-serif", 12).into_font()).color(&color);
         chart
-            .draw_series(c.points.iter().filter(|p| p.goodput.n > 0).map(|p| {
+            .draw_series(c.points.iter().filter(|p| p.y.n > 0).map(|p| {
                 Text::new(
                     short(&p.chosen),
-                    (p.x, p.goodput.mean + ymax * 0.03),
+                    (p.x, p.y.mean + ymax * 0.03),
                     style.clone(),
                 )
             }))

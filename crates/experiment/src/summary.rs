@@ -74,6 +74,14 @@ pub struct PointSummary {
     pub jain_index: f64,
     /// Mean duplicate ACKs at the sending TCP over counted runs (NaN: not measured).
     pub dup_acks: f64,
+    /// Mean fast retransmits over counted runs (NaN: not measured).
+    pub fast_retransmits: f64,
+    /// Mean of the runs' time-averaged flight size, bytes (NaN: not measured).
+    pub flight_mean_bytes: f64,
+    /// Mean of the runs' decoding-throughput standard deviation, packets/s (NaN: not measured).
+    pub decoding_sd_pps: f64,
+    /// The plan's y column (`[plot] y`, default goodput) over counted runs.
+    pub y: Stats,
 }
 
 /// One point of a curve.
@@ -83,6 +91,8 @@ pub struct CurvePoint {
     pub x: f64,
     /// The chosen point's goodput statistics.
     pub goodput: Stats,
+    /// The chosen point's y statistics (`[plot] y`; goodput by default).
+    pub y: Stats,
     /// The chosen point's `best_over` values (empty without `best_over`).
     pub chosen: String,
 }
@@ -139,6 +149,10 @@ fn point_summary(plan: &Plan, rows: &[&Row], pt: &Point) -> PointSummary {
         retransmissions: Stats::of(&column("retransmissions")).mean,
         jain_index: Stats::of(&column("jain_index")).mean,
         dup_acks: Stats::of(&column("dup_acks")).mean,
+        fast_retransmits: Stats::of(&column("fast_retransmits")).mean,
+        flight_mean_bytes: Stats::of(&column("flight_mean_bytes")).mean,
+        decoding_sd_pps: Stats::of(&column("decoding_sd_pps")).mean,
+        y: Stats::of(&column(plan.plot.y.as_deref().unwrap_or("goodput_mbit"))),
     }
 }
 
@@ -176,6 +190,7 @@ pub fn summarize(plan: &Plan, rows: &[Row]) -> Summary {
         let cp = CurvePoint {
             x,
             goodput: p.goodput,
+            y: p.y,
             chosen: label(&p.params, &best_over),
         };
         let curve = match curves.iter_mut().find(|c| c.series == series) {
@@ -208,6 +223,10 @@ fn better(a: &Stats, b: &Stats) -> bool {
     a.n > 0 && (b.n == 0 || a.mean > b.mean)
 }
 
+fn finite(x: f64) -> Value {
+    if x.is_finite() { json!(x) } else { Value::Null }
+}
+
 fn stats_json(s: &Stats) -> Value {
     let f = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
     json!({"n": s.n, "mean": f(s.mean), "min": f(s.min), "max": f(s.max), "stddev": f(s.stddev)})
@@ -232,7 +251,10 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
                 "not_counted": p.not_counted,
                 "retransmissions_mean": if p.retransmissions.is_finite() { json!(p.retransmissions) } else { Value::Null },
                 "jain_index_mean": if p.jain_index.is_finite() { json!(p.jain_index) } else { Value::Null },
-                "dup_acks_mean": if p.dup_acks.is_finite() { json!(p.dup_acks) } else { Value::Null },
+                "dup_acks_mean": finite(p.dup_acks),
+                "fast_retransmits_mean": finite(p.fast_retransmits),
+                "flight_mean_bytes_mean": finite(p.flight_mean_bytes),
+                "decoding_sd_pps_mean": finite(p.decoding_sd_pps),
             })
         })
         .collect();
@@ -245,6 +267,7 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
                 "points": c.points.iter().map(|p| json!({
                     "x": p.x,
                     "goodput_mbit": stats_json(&p.goodput),
+                    "y": stats_json(&p.y),
                     "best": p.chosen,
                 })).collect::<Vec<_>>(),
             })
@@ -292,7 +315,7 @@ pub fn write_summary(plan: &Plan, s: &Summary, path: &Path) -> Result<()> {
 }
 
 /// The keys that name a series: without those a `series` name stands for (keys with one value
-/// per name, e.g. a variant's policy keys) and those that only relabel x (one value per x and
+/// per name and x, e.g. a variant's policy keys, or R set per loss for each name) and those that only relabel x (one value per x and
 /// one x per value, e.g. a delay's spread swept together with the delay).
 /// `cells`: every point's cells ([`Params::cells`]), `x`: the x key.
 fn named_series_keys(x: &str, cells: &[Vec<String>], keys: Vec<&'static str>) -> Vec<&'static str> {
@@ -300,7 +323,7 @@ fn named_series_keys(x: &str, cells: &[Vec<String>], keys: Vec<&'static str>) ->
     keys.into_iter()
         .filter(|k| {
             *k == "series"
-                || !((named && determines(cells, "series", k))
+                || !((named && determines_by(cells, &["series", x], k))
                     || (determines(cells, x, k) && determines(cells, k, x)))
         })
         .collect()
@@ -308,13 +331,23 @@ fn named_series_keys(x: &str, cells: &[Vec<String>], keys: Vec<&'static str>) ->
 
 /// Whether every point with the same value of key `a` has the same value of key `b`.
 fn determines(cells: &[Vec<String>], a: &str, b: &str) -> bool {
-    let (ai, bi) = (key_index(a), key_index(b));
-    let mut seen: HashMap<&str, &str> = HashMap::new();
-    cells.iter().all(|c| match seen.get(c[ai].as_str()) {
-        Some(v) => *v == c[bi],
-        None => {
-            seen.insert(&c[ai], &c[bi]);
-            true
+    determines_by(cells, &[a], b)
+}
+
+/// Whether every point with the same values of keys `a` has the same value of key `b` (e.g.
+/// R chosen per loss and per named series, Mitsuzumi et al. Figs. 11–12).
+fn determines_by(cells: &[Vec<String>], a: &[&str], b: &str) -> bool {
+    let ai: Vec<usize> = a.iter().map(|k| key_index(k)).collect();
+    let bi = key_index(b);
+    let mut seen: HashMap<Vec<&str>, &str> = HashMap::new();
+    cells.iter().all(|c| {
+        let id: Vec<&str> = ai.iter().map(|&i| c[i].as_str()).collect();
+        match seen.get(&id) {
+            Some(v) => *v == c[bi],
+            None => {
+                seen.insert(id, &c[bi]);
+                true
+            }
         }
     })
 }

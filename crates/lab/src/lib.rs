@@ -24,6 +24,7 @@ pub mod measure;
 pub mod netns;
 pub mod netstat;
 pub mod progress;
+pub mod series;
 pub mod session;
 pub mod settings;
 pub mod speed;
@@ -47,13 +48,20 @@ use traffic::Event;
 
 /// `tcpnc lab sink`: listens, receives `connections` connections, prints JSON events; exit
 /// code.
-pub fn sink_main(listen: SocketAddr, connections: usize, timeout: Duration, progress: bool) -> i32 {
+/// `series` (one connection only): a sample of the bytes received every 0.1 s.
+pub fn sink_main(
+    listen: SocketAddr,
+    connections: usize,
+    timeout: Duration,
+    progress: bool,
+    series: bool,
+) -> i32 {
     let listener = match traffic::sink_listen(listen) {
         Ok(l) => l,
         Err(e) => return finish(Err(e)),
     };
     if connections <= 1 {
-        return finish(traffic::run_sink(listener, timeout, progress).map(Event::SinkDone));
+        return finish(traffic::run_sink(listener, timeout, progress, series).map(Event::SinkDone));
     }
     finish_all(traffic::run_sinks(listener, connections, timeout, progress))
 }
@@ -73,7 +81,9 @@ pub fn spoof_main(target: std::net::SocketAddrV4, duration: Duration, max_captur
     }
 }
 
-/// `tcpnc lab source`: connects, sends, prints JSON events; exit code.
+/// `tcpnc lab source`: connects, sends, prints JSON events; exit code. `series` (one
+/// connection only): a sample of the sender's kernel every 0.1 s.
+#[allow(clippy::too_many_arguments)]
 pub fn source_main(
     connect: SocketAddr,
     bytes: u64,
@@ -82,9 +92,10 @@ pub fn source_main(
     connections: usize,
     timeout: Duration,
     progress: bool,
+    series: bool,
 ) -> i32 {
     if connections <= 1 {
-        let r = traffic::run_source(connect, bytes, cc, seed, timeout, progress);
+        let r = traffic::run_source(connect, bytes, cc, seed, timeout, progress, series);
         return finish(r.map(Event::SourceDone));
     }
     finish_all(traffic::run_sources(

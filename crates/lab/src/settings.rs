@@ -55,6 +55,9 @@ pub struct TransferSettings {
     pub flows: usize,
     /// Bound on the whole transfer (and on each wait inside it), seconds.
     pub timeout_s: f64,
+    /// Record the transfer's time series (`tcpnc lab run --series`; one flow).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub series: bool,
 }
 
 impl TransferSettings {
@@ -74,6 +77,11 @@ impl TransferSettings {
                 "--flows {} (expected 1..={MAX_FLOWS})",
                 self.flows
             )));
+        }
+        if self.series && self.flows > 1 {
+            return Err(LabError::Invalid(
+                "--series records one flow; use --flows 1".into(),
+            ));
         }
         if !(self.timeout_s.is_finite() && self.timeout_s > 0.0) {
             return Err(LabError::Invalid("--timeout-s must be > 0".into()));

@@ -93,6 +93,9 @@ pub struct TcpInfo {
     pub reord_seen: u32,
     /// Duplicate SACK blocks received.
     pub dsack_dups: u32,
+    /// `tcpi_unacked`: segments sent and not yet acknowledged.
+    #[serde(default)]
+    pub unacked: u32,
 }
 
 /// Reads `TCP_INFO` of `fd`.
@@ -125,6 +128,7 @@ pub fn tcp_info(fd: RawFd) -> Result<TcpInfo> {
         snd_mss: raw.snd_mss,
         reord_seen: raw.reord_seen,
         dsack_dups: raw.dsack_dups,
+        unacked: raw.unacked,
     })
 }
 

@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{LabError, Result};
+use crate::series::{SinkSample, SinkSampler, SourceSample, spawn_source_sampler};
 use crate::tcpinfo::{self, TcpInfo, mono_ns};
 
 const CHUNK: usize = 64 * 1024;
@@ -65,6 +66,10 @@ pub enum Event {
         /// Bytes.
         bytes: u64,
     },
+    /// The source's kernel every 0.1 s (`--series`).
+    SourceSample(SourceSample),
+    /// The sink's received bytes every 0.1 s (`--series`).
+    SinkSample(SinkSample),
     /// The source's final report.
     SourceDone(SourceReport),
     /// The sink's final report.
@@ -203,6 +208,7 @@ fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
 }
 
 /// Runs the source: connect, send `bytes`, half-close, wait for the sink's close, report.
+/// With `series`, a thread emits a [`SourceSample`] every 0.1 s from the connect to the close.
 pub fn run_source(
     addr: SocketAddr,
     bytes: u64,
@@ -210,9 +216,50 @@ pub fn run_source(
     seed: u64,
     timeout: Duration,
     progress: bool,
+    series: bool,
 ) -> Result<SourceReport> {
     let connect_start_ns = mono_ns();
     let (mut stream, cc) = connect(addr, cc, timeout)?;
+    let connected_ns = mono_ns();
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = series.then(|| {
+        spawn_source_sampler(stream.as_raw_fd(), Arc::clone(&stop), |s| {
+            emit(&Event::SourceSample(s))
+        })
+    });
+    let sent = send_all(&mut stream, bytes, seed, timeout, progress);
+    stop.store(true, Ordering::Relaxed);
+    if let Some(t) = sampler {
+        let _ = t.join();
+    }
+    let (sent, sha256, last_write_ns, closed_ns) = sent?;
+    let tcp_info = tcpinfo::tcp_info(stream.as_raw_fd())?;
+    let local = stream
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    Ok(SourceReport {
+        local,
+        bytes: sent,
+        sha256,
+        cc,
+        connect_start_ns,
+        connected_ns,
+        last_write_ns,
+        closed_ns,
+        tcp_info,
+    })
+}
+
+/// Sends `bytes` of the stream of `seed`, half-closes and waits for the sink's close; the
+/// bytes sent, their sha256 and the last write's and the close's times.
+fn send_all(
+    stream: &mut TcpStream,
+    bytes: u64,
+    seed: u64,
+    timeout: Duration,
+    progress: bool,
+) -> Result<(u64, String, u64, u64)> {
     let connected_ns = mono_ns();
     stream
         .set_read_timeout(Some(timeout))
@@ -246,22 +293,8 @@ pub fn run_source(
         }
     }
     let closed_ns = mono_ns();
-    let tcp_info = tcpinfo::tcp_info(stream.as_raw_fd())?;
-    let local = stream
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    Ok(SourceReport {
-        local,
-        bytes: sent,
-        sha256: hex(&hasher.finalize()),
-        cc,
-        connect_start_ns,
-        connected_ns,
-        last_write_ns,
-        closed_ns,
-        tcp_info,
-    })
+    let sha256 = hex(&hasher.finalize());
+    Ok((sent, sha256, last_write_ns, closed_ns))
 }
 
 /// Binds the sink's listener and announces it with a `listening` event.
@@ -276,10 +309,17 @@ pub fn sink_listen(addr: SocketAddr) -> Result<TcpListener> {
 
 /// Accepts one connection (within `timeout`) and receives until EOF (each read within
 /// `timeout`), then reports.
-pub fn run_sink(listener: TcpListener, timeout: Duration, progress: bool) -> Result<SinkReport> {
+/// With `series`, a [`SinkSample`] at most every 0.1 s.
+pub fn run_sink(
+    listener: TcpListener,
+    timeout: Duration,
+    progress: bool,
+    series: bool,
+) -> Result<SinkReport> {
     let (stream, peer) = wait_accept(&listener, timeout)?;
     let counter = AtomicU64::new(0);
-    receive(stream, peer, timeout, progress, &counter)
+    let sampler = series.then(SinkSampler::default);
+    receive(stream, peer, timeout, progress, &counter, sampler)
 }
 
 /// Receives one accepted connection until EOF; adds what it reads to `received`.
@@ -289,6 +329,7 @@ fn receive(
     timeout: Duration,
     progress: bool,
     received: &AtomicU64,
+    mut sampler: Option<SinkSampler>,
 ) -> Result<SinkReport> {
     let accepted_ns = mono_ns();
     stream
@@ -310,10 +351,19 @@ fn receive(
         hasher.update(&buf[..n]);
         got += n as u64;
         received.fetch_add(n as u64, Ordering::Relaxed);
+        if let Some(s) = sampler.as_mut().and_then(|s| s.note(got)) {
+            emit(&Event::SinkSample(s));
+        }
         if progress && last_byte_ns >= next_progress {
             emit(&Event::Progress { bytes: got });
             next_progress = last_byte_ns + PROGRESS_EVERY_NS;
         }
+    }
+    if sampler.is_some() {
+        emit(&Event::SinkSample(SinkSample {
+            t_ns: last_byte_ns,
+            bytes: got,
+        }));
     }
     Ok(SinkReport {
         bytes: got,
@@ -353,7 +403,7 @@ pub fn run_sinks(listener: TcpListener, n: usize, timeout: Duration, progress: b
         let (stream, peer) = wait_accept(&listener, timeout)?;
         let (tx, received) = (tx.clone(), Arc::clone(&received));
         std::thread::spawn(move || {
-            let _ = tx.send(receive(stream, peer, timeout, false, &received));
+            let _ = tx.send(receive(stream, peer, timeout, false, &received, None));
         });
     }
     drop(tx);
@@ -393,7 +443,7 @@ pub fn run_sources(
         let (tx, cc) = (tx.clone(), cc.to_string());
         std::thread::spawn(move || {
             let seed = seed.wrapping_add(i as u64);
-            let _ = tx.send(run_source(addr, bytes, &cc, seed, timeout, false));
+            let _ = tx.send(run_source(addr, bytes, &cc, seed, timeout, false, false));
         });
     }
     drop(tx);
@@ -423,8 +473,8 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let t = Duration::from_secs(10);
-        let sink = std::thread::spawn(move || run_sink(listener, t, false).unwrap());
-        let src = run_source(addr, 1_000_003, "reno", 7, t, false).unwrap();
+        let sink = std::thread::spawn(move || run_sink(listener, t, false, false).unwrap());
+        let src = run_source(addr, 1_000_003, "reno", 7, t, false, false).unwrap();
         let snk = sink.join().unwrap();
         assert_eq!(src.bytes, 1_000_003);
         assert_eq!(snk.bytes, src.bytes);

@@ -21,6 +21,7 @@ use crate::child::{Child, Line};
 use crate::error::{LabError, Result};
 use crate::netns::{Proto, in_netns, port_bound};
 use crate::netstat;
+use crate::series::{LabSeries, SinkSample, SourceSample};
 use crate::session::{Session, wait_ready};
 use crate::settings::TransferSettings;
 use crate::tcpinfo::TcpInfo;
@@ -66,6 +67,16 @@ pub struct TransferResult {
     /// (Σx)² / (n·Σx²), 1 when all are equal, 1/n when one flow takes everything.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jain_index: Option<f64>,
+    /// The time series, when the settings asked for it (written as CSV, not in the JSON).
+    #[serde(skip)]
+    pub series: Option<LabSeries>,
+}
+
+/// The series samples both applications printed.
+#[derive(Debug, Default)]
+struct Samples {
+    source: Vec<SourceSample>,
+    sink: Vec<SinkSample>,
 }
 
 fn parse_event(who: &str, line: &str) -> Result<Event> {
@@ -73,6 +84,48 @@ fn parse_event(who: &str, line: &str) -> Result<Event> {
         who: who.to_string(),
         detail: format!("{e}: {line}"),
     })
+}
+
+/// The sink's and the source's arguments (`tcpnc lab sink|source ...`) for `t` to `addr`.
+fn child_args(t: &TransferSettings, addr: &str) -> (Vec<String>, Vec<String>) {
+    let secs = format!("{}", t.timeout_s);
+    let flows = t.flows.to_string();
+    let mut sink: Vec<String> = [
+        "lab",
+        "sink",
+        "--listen",
+        addr,
+        "--timeout-s",
+        &secs,
+        "--progress",
+        "--connections",
+        &flows,
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut source: Vec<String> = [
+        "lab",
+        "source",
+        "--connect",
+        addr,
+        "--bytes",
+        &t.bytes.to_string(),
+        "--cc",
+        t.cc.name(),
+        "--seed",
+        &t.seed.to_string(),
+        "--timeout-s",
+        &secs,
+        "--connections",
+        &flows,
+    ]
+    .map(String::from)
+    .to_vec();
+    if t.series {
+        sink.push("--series".into());
+        source.push("--series".into());
+    }
+    (sink, source)
 }
 
 /// Runs one transfer; `bar` follows the sink's received bytes.
@@ -86,20 +139,7 @@ pub fn run_transfer(
     let timeout = Duration::from_secs_f64(t.timeout_s);
     let deadline = Instant::now() + timeout;
     let addr = format!("{}:{SINK_PORT}", session.server_ip());
-    let secs = format!("{}", t.timeout_s);
-    let sink_args: Vec<String> = [
-        "lab",
-        "sink",
-        "--listen",
-        &addr,
-        "--timeout-s",
-        &secs,
-        "--progress",
-        "--connections",
-        &t.flows.to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
+    let (sink_args, source_args) = child_args(t, &addr);
     let mut sink = lab.spawn("sink", &lab.topo.srv, &sink_args)?;
     let srv = lab.topo.srv.clone();
     wait_ready(
@@ -108,37 +148,32 @@ pub fn run_transfer(
         Duration::from_secs(10),
         || in_netns(&srv, || port_bound(Proto::Tcp, SINK_PORT)),
     )?;
-    let source_args: Vec<String> = [
-        "lab",
-        "source",
-        "--connect",
-        &addr,
-        "--bytes",
-        &t.bytes.to_string(),
-        "--cc",
-        t.cc.name(),
-        "--seed",
-        &t.seed.to_string(),
-        "--timeout-s",
-        &secs,
-        "--connections",
-        &t.flows.to_string(),
-    ]
-    .map(String::from)
-    .to_vec();
     let cli = lab.topo.cli.clone();
     let kernel_before = netstat::snapshot(&cli)?;
     let mut source = lab.spawn("source", &lab.topo.cli, &source_args)?;
     bar.set_length(t.bytes * t.flows as u64);
     bar.set_position(0);
-    let sinks = follow_sinks(session, &mut sink, &mut source, deadline, bar, t.flows)
+    let mut samples = Samples::default();
+    let sinks = follow_sinks(
+        session,
+        &mut sink,
+        &mut source,
+        deadline,
+        bar,
+        t.flows,
+        &mut samples,
+    )
+    .map_err(|e| e.with_timeout(timeout))?;
+    let sources = source_results(&mut source, deadline, t.flows, &mut samples)
         .map_err(|e| e.with_timeout(timeout))?;
-    let sources =
-        source_results(&mut source, deadline, t.flows).map_err(|e| e.with_timeout(timeout))?;
     bar.set_position(sinks.iter().map(|r| r.bytes).sum());
     let kernel = netstat::delta(&kernel_before, &netstat::snapshot(&cli)?);
     if let ([src], [snk]) = (&sources[..], &sinks[..]) {
-        return Ok(assemble(t.bytes, src, snk, kernel));
+        let mut r = assemble(t.bytes, src, snk, kernel);
+        r.series = t
+            .series
+            .then(|| LabSeries::build(src.connect_start_ns, &samples.source, &samples.sink));
+        return Ok(r);
     }
     Ok(aggregate(t.bytes, &sources, &sinks, kernel))
 }
@@ -191,6 +226,7 @@ fn aggregate(
         kernel,
         jain_index: Some(jain_index(&goodputs)),
         flows,
+        series: None,
     }
 }
 
@@ -211,6 +247,7 @@ fn follow_sinks(
     deadline: Instant,
     bar: &ProgressBar,
     n: usize,
+    samples: &mut Samples,
 ) -> Result<Vec<SinkReport>> {
     let mut reports = Vec::with_capacity(n);
     loop {
@@ -224,6 +261,7 @@ fn follow_sinks(
         match sink.poll_line(Duration::from_millis(100)) {
             Line::Text(l) => match parse_event("sink", &l)? {
                 Event::Progress { bytes } => bar.set_position(bytes),
+                Event::SinkSample(s) => samples.sink.push(s),
                 Event::SinkDone(r) => {
                     reports.push(r);
                     if reports.len() == n {
@@ -297,12 +335,18 @@ fn source_failure(source: &mut Child) -> LabError {
     }
 }
 
-fn source_results(source: &mut Child, deadline: Instant, n: usize) -> Result<Vec<SourceReport>> {
+fn source_results(
+    source: &mut Child,
+    deadline: Instant,
+    n: usize,
+    samples: &mut Samples,
+) -> Result<Vec<SourceReport>> {
     let mut reports = Vec::with_capacity(n);
     loop {
         let wait = deadline.saturating_duration_since(Instant::now());
         match source.poll_line(wait.max(Duration::from_millis(1))) {
             Line::Text(l) => match parse_event("source", &l)? {
+                Event::SourceSample(s) => samples.source.push(s),
                 Event::SourceDone(r) => {
                     reports.push(r);
                     if reports.len() == n {
@@ -349,6 +393,7 @@ fn assemble(
         kernel,
         flows: Vec::new(),
         jain_index: None,
+        series: None,
     }
 }
 
