@@ -26,6 +26,7 @@
 //! x_scale = 1.0                 # x values are multiplied by this (100 = percent)
 //! x_label = "R"
 //! y = "fast_retransmits"        # y axis: a numeric result column (default goodput_mbit)
+//! also_y = ["goodput_mbit"]     # more plots of the same runs, `<name>-<column>.png`
 //! ```
 
 use std::collections::BTreeSet;
@@ -72,6 +73,8 @@ pub struct PlotSpec {
     /// The result column on the y axis (a numeric one of `journal::RESULT_COLUMNS`;
     /// default `goodput_mbit`).
     pub y: Option<String>,
+    /// More result columns, each drawn as its own plot of the same runs.
+    pub also_y: Vec<String>,
     /// Y axis label.
     pub y_label: Option<String>,
 }
@@ -84,6 +87,7 @@ impl Default for PlotSpec {
             x_scale: 1.0,
             x_label: None,
             y: None,
+            also_y: Vec::new(),
             y_label: None,
         }
     }
@@ -324,8 +328,11 @@ fn check_plot(plot: &PlotSpec) -> std::result::Result<(), String> {
     if !(plot.x_scale.is_finite() && plot.x_scale > 0.0) {
         return Err("[plot] x_scale must be > 0".into());
     }
-    if let Some(y) = &plot.y
-        && !crate::journal::NUMERIC_RESULT_COLUMNS.contains(&y.as_str())
+    if let Some(y) = plot
+        .y
+        .iter()
+        .chain(&plot.also_y)
+        .find(|y| !crate::journal::NUMERIC_RESULT_COLUMNS.contains(&y.as_str()))
     {
         return Err(format!(
             "[plot] y: `{y}` is not a numeric result column ({})",

@@ -144,7 +144,7 @@ pub fn run_plan(plan: &Plan, backend: &mut dyn Backend, opts: &RunOptions) -> Re
 }
 
 /// Summarises and plots what `<out>/runs.csv` holds for `plan`; returns the summary and the
-/// files written (summary, PNG, SVG).
+/// files written (summary, PNG, SVG, and a PNG and SVG per `[plot] also_y` column).
 pub fn finish(plan: &Plan, out_dir: &Path) -> Result<(Summary, Vec<PathBuf>)> {
     let rows = read_rows(&out_dir.join(CSV))?;
     let summary = summarize(plan, &rows);
@@ -152,5 +152,18 @@ pub fn finish(plan: &Plan, out_dir: &Path) -> Result<(Summary, Vec<PathBuf>)> {
     write_summary(plan, &summary, &json)?;
     let mut files = vec![json];
     files.extend(write_plots(plan, &summary, out_dir, &plan.name)?);
+    // `[plot] also_y`: the same curves with another result column, `<name>-<column>.png`.
+    for y in &plan.plot.also_y {
+        let mut other = plan.clone();
+        other.plot.y = Some(y.clone());
+        other.plot.y_label = None;
+        let s = summarize(&other, &rows);
+        files.extend(write_plots(
+            &other,
+            &s,
+            out_dir,
+            &format!("{}-{y}", plan.name),
+        )?);
+    }
     Ok((summary, files))
 }
