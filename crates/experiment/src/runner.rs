@@ -157,6 +157,7 @@ pub fn finish(plan: &Plan, out_dir: &Path) -> Result<(Summary, Vec<PathBuf>)> {
         let mut other = plan.clone();
         other.plot.y = Some(y.clone());
         other.plot.y_label = None;
+        other.title = format!("{} [{y}]", plan.title);
         let s = summarize(&other, &rows);
         files.extend(write_plots(
             &other,

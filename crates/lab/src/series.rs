@@ -114,6 +114,10 @@ impl LabSeries {
             filled = b;
             prev = *s;
         }
+        for r in rows.iter_mut().skip(filled + 1) {
+            (r.cwnd_segments, r.flight_bytes, r.rtt_ms) =
+                (prev.cwnd_segments, prev.flight_bytes, prev.rtt_ms);
+        }
         let mut got = 0;
         for s in sink {
             rows[last(s.t_ns)].goodput_bytes += s.bytes.saturating_sub(got);
@@ -222,16 +226,20 @@ mod tests {
                 t_ns: 1000 * ms + 330 * ms,
                 bytes: 3000,
             },
+            SinkSample {
+                t_ns: 1000 * ms + 610 * ms,
+                bytes: 3500,
+            },
         ];
         let s = LabSeries::build(1000 * ms, &source, &sink);
         let cwnd: Vec<u32> = s.rows.iter().map(|r| r.cwnd_segments).collect();
-        assert_eq!(cwnd, [10, 20, 20, 20, 5]);
+        assert_eq!(cwnd, [10, 20, 20, 20, 5, 5, 5]);
         let re: Vec<u64> = s.rows.iter().map(|r| r.retransmissions).collect();
-        assert_eq!(re, [0, 2, 0, 0, 1]);
+        assert_eq!(re, [0, 2, 0, 0, 1, 0, 0]);
         let g: Vec<u64> = s.rows.iter().map(|r| r.goodput_bytes).collect();
-        assert_eq!(g, [0, 1000, 0, 2000, 0]);
+        assert_eq!(g, [0, 1000, 0, 2000, 0, 0, 500]);
         let csv = s.to_csv();
         assert!(csv.starts_with("t_s,goodput_mbit,retransmissions,fast_retransmits,"));
-        assert_eq!(csv.lines().count(), 6);
+        assert_eq!(csv.lines().count(), 8);
     }
 }
