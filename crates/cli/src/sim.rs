@@ -3,12 +3,12 @@
 //! `tcpnc_sim::stream_run`).
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use tcpnc_sim::run_spec::{RunSpec, summary};
 use tcpnc_sim::stream_run::{StreamSpec, run_stream, stream_json, stream_series, stream_summary};
-use tcpnc_stream::Trace;
+use tcpnc_stream::{SIM_DURATION_S, Trace};
 
 /// What the client application does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -81,9 +81,11 @@ fn run_stream_workload(args: &SimArgs) -> Result<()> {
                 .with_context(|| format!("reading trace {}", path.display()))?;
             Trace::parse(&text).with_context(|| format!("trace {}", path.display()))?
         }
-        None => args.stream.model().generate(args.spec.seed)?,
+        None => args.stream.model(SIM_DURATION_S).generate(args.spec.seed)?,
     };
-    let deadline = Duration::try_from_secs_f64(args.stream.deadline_ms / 1e3)
+    let deadline = args
+        .stream
+        .deadline()
         .context("--deadline-ms must be a non-negative number")?;
     let start = Instant::now();
     let results = run_stream(&args.spec, &trace, deadline)?;
