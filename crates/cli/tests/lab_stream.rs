@@ -54,7 +54,10 @@ fn nc_stream_latency_far_below_plain_cubic_at_10pct_loss() {
         let c = case(&v, name);
         assert_eq!(c["integrity_ok"], true, "{name} integrity");
         assert_eq!(c["summary"]["intact"], frames, "{name}: frames intact");
-        assert_eq!(c["summary"]["delivered"], frames, "{name}: frames delivered");
+        assert_eq!(
+            c["summary"]["delivered"], frames,
+            "{name}: frames delivered"
+        );
         assert_eq!(c["settings"]["loss"], 0.1);
         assert_eq!(c["settings"]["kernel_cc"], "cubic");
     }
@@ -66,7 +69,11 @@ fn nc_stream_latency_far_below_plain_cubic_at_10pct_loss() {
         assert_eq!(c["settings"]["window_policy"], policy);
         assert_eq!(c["gateways"]["client"]["mode"], "nc");
     }
-    let p95 = |name: &str| case(&v, name)["summary"]["latency_p95_ms"].as_f64().unwrap();
+    let p95 = |name: &str| {
+        case(&v, name)["summary"]["latency_p95_ms"]
+            .as_f64()
+            .unwrap()
+    };
     let plain = p95("plain-cubic");
     for name in ["nc-fixed", "nc-vbnc"] {
         assert!(

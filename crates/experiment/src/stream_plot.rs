@@ -1,6 +1,7 @@
 //! Figures of a stream run (issue 12; `tcpnc lab stream --plot`, `tcpnc sim --workload stream
-//! --plot`): per case, each frame's latency over the stream's time, the latency CDF, and each
-//! frame's jitter over time (`tcpnc_stream::metrics`' definitions). Latency and jitter span
+//! --plot`): per case, each frame's latency over the stream's time, the latency CDF, and the
+//! jitter over time — the mean of the frames' jitter (`tcpnc_stream::metrics`' definition) per
+//! one-second bin of sending time, as per-frame values are too noisy to read. Latency and jitter span
 //! milliseconds to minutes between plain TCP and TCP/NC on a lossy path, so their axes are
 //! logarithmic. PNG and SVG through `tcpnc-plot`, like the sweep plots.
 
@@ -73,13 +74,36 @@ impl Kind {
                     .map(|(i, &v)| (v.max(FLOOR_MS), (i + 1) as f64 / n))
                     .collect()
             }
-            Kind::JitterOverTime => records
-                .iter()
-                .zip(jitters(records))
-                .filter_map(|(r, j)| Some((r.sent_s, j?.max(FLOOR_MS))))
-                .collect(),
+            Kind::JitterOverTime => jitter_bins(records),
         }
     }
+}
+
+/// Width of a jitter bin, s: one second, or a two-hundredth of a longer stream.
+fn bin_width(records: &[FrameRecord]) -> f64 {
+    let span = records.last().map_or(0.0, |r| r.sent_s);
+    (span / 200.0).max(1.0)
+}
+
+/// Mean jitter of the frames sent in each bin ([`bin_width`]), at the bin's middle; bins
+/// without a delivered frame after the first are left out.
+fn jitter_bins(records: &[FrameRecord]) -> Vec<(f64, f64)> {
+    let w = bin_width(records);
+    let mut bins: Vec<(f64, usize)> = Vec::new();
+    for (r, j) in records.iter().zip(jitters(records)) {
+        let Some(j) = j else { continue };
+        let b = (r.sent_s / w) as usize;
+        if bins.len() <= b {
+            bins.resize(b + 1, (0.0, 0));
+        }
+        bins[b].0 += j;
+        bins[b].1 += 1;
+    }
+    bins.iter()
+        .enumerate()
+        .filter(|(_, (_, n))| *n > 0)
+        .map(|(i, (sum, n))| ((i as f64 + 0.5) * w, (sum / *n as f64).max(FLOOR_MS)))
+        .collect()
 }
 
 struct StreamFigure<'a> {
@@ -111,7 +135,7 @@ impl Figure for StreamFigure<'_> {
                 draw_over_time(root, self.title, "frame latency (ms, log)", &series)
             }
             Kind::JitterOverTime => {
-                draw_over_time(root, self.title, "frame jitter (ms, log)", &series)
+                draw_over_time(root, self.title, "mean jitter per bin (ms, log)", &series)
             }
         }
     }
@@ -289,11 +313,15 @@ mod tests {
         let cdf = Kind::LatencyCdf.points(&rs);
         assert!((cdf.last().unwrap().1 - 0.75).abs() < 1e-12);
         assert!(cdf.windows(2).all(|w| w[0].0 <= w[1].0));
-        // Jitter: frame 1 has 0 (drawn at the floor), frame 2 has 100.
+        // Jitter: frame 1 has 0, frame 2 has 100, both in the first one-second bin.
         let j = Kind::JitterOverTime.points(&rs);
-        assert_eq!(j.len(), 2);
-        assert_eq!(j[0].1, FLOOR_MS);
-        assert!((j[1].1 - 100.0).abs() < 1e-9);
+        assert_eq!(j, vec![(0.5, 50.0)]);
+        let late = [
+            rec(0, 0, Some(40)),
+            rec(1, 2500, Some(40)),
+            rec(2, 2600, None),
+        ];
+        assert_eq!(Kind::JitterOverTime.points(&late), vec![(2.5, FLOOR_MS)]);
     }
 
     #[test]
