@@ -199,12 +199,14 @@ where
         .margin(18)
         .x_label_area_size(48)
         .y_label_area_size(70)
-        .build_cartesian_2d(x0.min(0.0)..x1, (y0 * 0.8..y1 * 1.25).log_scale())
+        .build_cartesian_2d(x0.min(0.0)..x1, (decade_below(y0)..y1 * 1.25).log_scale())
         .map_err(e)?;
     chart
         .configure_mesh()
         .x_desc("frame's scheduled write time (s)")
         .y_desc(y_desc)
+        .y_labels(20)
+        .y_label_formatter(&|v| ms_label(*v))
         .label_style(("sans-serif", 14))
         .light_line_style(WHITE)
         .bold_line_style(BLACK.mix(0.15))
@@ -238,12 +240,14 @@ where
         .margin(18)
         .x_label_area_size(48)
         .y_label_area_size(70)
-        .build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), 0f64..1.02)
+        .build_cartesian_2d((decade_below(x0)..x1 * 1.25).log_scale(), 0f64..1.02)
         .map_err(e)?;
     chart
         .configure_mesh()
         .x_desc("frame latency (ms, log)")
         .y_desc("fraction of frames delivered within")
+        .x_labels(20)
+        .x_label_formatter(&|v| ms_label(*v))
         .label_style(("sans-serif", 14))
         .light_line_style(WHITE)
         .bold_line_style(BLACK.mix(0.15))
@@ -269,6 +273,21 @@ where
     }
     legend(&mut chart).map_err(e)?;
     root.present().map_err(e)
+}
+
+/// The power of ten at or below `v`: a logarithmic axis starting there is labelled from its
+/// first decade (plotters labels only from the first power of ten inside the range).
+fn decade_below(v: f64) -> f64 {
+    10f64.powf(v.max(FLOOR_MS).log10().floor())
+}
+
+/// A millisecond tick label: whole numbers from 1 ms, two decimals below.
+fn ms_label(v: f64) -> String {
+    if v >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
@@ -322,6 +341,15 @@ mod tests {
             rec(2, 2600, None),
         ];
         assert_eq!(Kind::JitterOverTime.points(&late), vec![(2.5, FLOOR_MS)]);
+    }
+
+    #[test]
+    fn log_axes_start_at_a_decade() {
+        assert_eq!(decade_below(17.0), 10.0);
+        assert_eq!(decade_below(100.0), 100.0);
+        assert_eq!(decade_below(0.0), FLOOR_MS);
+        assert_eq!(ms_label(250.0), "250");
+        assert_eq!(ms_label(0.05), "0.05");
     }
 
     #[test]
