@@ -58,6 +58,11 @@ pub enum LabCommand {
     /// A video-like stream (frames at their times, TCP_NODELAY) over the same path by plain
     /// reno, cubic and bbr and by nc with a fixed window and with VBNC: per-frame latency,
     /// jitter, stalls and goodput side by side (issue 12).
+    ///
+    /// Each case runs on a fresh relay and gateways with the same path seed. The frame source
+    /// writes frame i at its scheduled time into one TCP connection; the frame sink stamps each
+    /// frame's last byte with the machine's monotonic clock and checks its SHA-256. Latency =
+    /// last byte read − scheduled write time. Needs root (docs/streaming.md).
     Stream(Box<crate::lab_stream::StreamArgs>),
     /// The built-in demonstration: plain reno/cubic/bbr and nc at a few loss rates, a
     /// table and a plot.

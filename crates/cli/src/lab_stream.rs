@@ -15,13 +15,7 @@ use tcpnc_stream::{LAB_DURATION_S, StreamSpec, Trace, series_csv};
 
 use crate::lab::{CodingArgs, PathArgs, TunnelArg, new_lab};
 
-/// `tcpnc lab stream`.
-///
-/// Each case runs on its own session (fresh relay and gateways, the same path seed): the frame
-/// source in the client namespace writes each frame at its time into one TCP connection
-/// (TCP_NODELAY, the case's congestion control); the frame sink in the server namespace
-/// timestamps each frame's last byte with the machine's monotonic clock and checks its
-/// SHA-256. Latency = last byte read − the frame's scheduled write time.
+/// `tcpnc lab stream` (its help text is `LabCommand::Stream`'s).
 #[derive(Debug, Clone, Args)]
 pub struct StreamArgs {
     #[command(flatten)]
