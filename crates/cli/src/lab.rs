@@ -55,6 +55,15 @@ pub enum LabCommand {
     Speed(crate::lab_speed::SpeedArgs),
     /// One transfer in one mode.
     Run(RunArgs),
+    /// A video-like stream (frames at their times, TCP_NODELAY) over the same path by plain
+    /// reno, cubic and bbr and by nc with a fixed window and with VBNC: per-frame latency,
+    /// jitter, stalls and goodput side by side (issue 12).
+    ///
+    /// Each case runs on a fresh relay and gateways with the same path seed. The frame source
+    /// writes frame i at its scheduled time into one TCP connection; the frame sink stamps each
+    /// frame's last byte with the machine's monotonic clock and checks its SHA-256. Latency =
+    /// last byte read − scheduled write time. Needs root (docs/streaming.md).
+    Stream(Box<crate::lab_stream::StreamArgs>),
     /// The built-in demonstration: plain reno/cubic/bbr and nc at a few loss rates, a
     /// table and a plot.
     Demo(DemoArgs),
@@ -68,6 +77,12 @@ pub enum LabCommand {
     /// (internal) The built-in sender.
     #[command(hide = true)]
     Source(SourceArgs),
+    /// (internal) The frame sink of `lab stream`.
+    #[command(hide = true)]
+    StreamSink(crate::lab_stream::FrameSinkArgs),
+    /// (internal) The frame source of `lab stream`.
+    #[command(hide = true)]
+    StreamSource(crate::lab_stream::FrameSourceArgs),
     /// (internal) The spoofing attacker of `lab run --spoof-s`.
     #[command(hide = true)]
     Spoof(SpoofArgs),
@@ -85,7 +100,7 @@ pub struct PathArgs {
 }
 
 impl PathArgs {
-    fn settings(&self) -> PathSettings {
+    pub(crate) fn settings(&self) -> PathSettings {
         PathSettings::new(PathSpec::lab().with(&self.path), self.path_seed)
     }
 }
@@ -139,7 +154,7 @@ pub struct CodingArgs {
 
 impl CodingArgs {
     /// The whole policy set for a path of loss rate `loss`, as gateway `[coding]` keys.
-    fn resolved(&self, loss: f64) -> PolicyOverrides {
+    pub(crate) fn resolved(&self, loss: f64) -> PolicyOverrides {
         PolicyOverrides::from(self.profile.policies(loss).with(&self.policies))
     }
 }
@@ -331,7 +346,7 @@ fn secs(s: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(s).context("--timeout-s must be a positive number of seconds")
 }
 
-fn new_lab(tunnel: TunnelArg) -> Result<Lab> {
+pub(crate) fn new_lab(tunnel: TunnelArg) -> Result<Lab> {
     guard::require_root()?;
     let mut lab = Lab::new(tcpnc_lab::tcpnc_exe()?)?;
     lab.tunnel = tunnel.into();
@@ -382,6 +397,19 @@ pub fn run(args: LabArgs) -> Result<()> {
         LabCommand::Compare(a) => compare(a, args.tunnel),
         LabCommand::Speed(a) => crate::lab_speed::run(a, new_lab(args.tunnel)?),
         LabCommand::Run(a) => run_one(a, args.tunnel),
+        LabCommand::Stream(a) => crate::lab_stream::run(*a, args.tunnel),
+        LabCommand::StreamSink(a) => std::process::exit(tcpnc_lab::frame_sink_main(
+            a.listen,
+            &a.trace,
+            secs(a.timeout_s)?,
+        )),
+        LabCommand::StreamSource(a) => std::process::exit(tcpnc_lab::frame_source_main(
+            a.connect,
+            &a.trace,
+            a.cc.name(),
+            a.seed,
+            secs(a.timeout_s)?,
+        )),
         LabCommand::Demo(a) => {
             // The demo's runs go through the experiment crate's lab backend, which uses the
             // lab's default tunnel (keys).

@@ -11,6 +11,7 @@ mod experiment;
 mod keys;
 mod lab;
 mod lab_speed;
+mod lab_stream;
 mod link;
 mod logging;
 mod sim;

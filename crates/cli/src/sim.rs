@@ -3,12 +3,12 @@
 //! `tcpnc_sim::stream_run`).
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use tcpnc_sim::run_spec::{RunSpec, summary};
 use tcpnc_sim::stream_run::{StreamSpec, run_stream, stream_json, stream_series, stream_summary};
-use tcpnc_stream::Trace;
+use tcpnc_stream::{SIM_DURATION_S, Trace};
 
 /// What the client application does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -42,6 +42,10 @@ pub struct SimArgs {
     /// every scheme.
     #[arg(long, value_name = "FILE")]
     pub series: Option<PathBuf>,
+    /// `--workload stream`: write latency over time, the latency CDF and jitter over time per
+    /// scheme to DIR (stream-latency, stream-latency-cdf, stream-jitter; PNG and SVG).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     pub json: bool,
@@ -52,8 +56,8 @@ pub fn run(args: &SimArgs) -> Result<()> {
     if args.workload == Workload::Stream {
         return run_stream_workload(args);
     }
-    if args.trace.is_some() {
-        bail!("--trace needs --workload stream");
+    if args.trace.is_some() || args.plot.is_some() {
+        bail!("--trace and --plot need --workload stream");
     }
     let start = Instant::now();
     let interval = args
@@ -82,9 +86,11 @@ fn run_stream_workload(args: &SimArgs) -> Result<()> {
                 .with_context(|| format!("reading trace {}", path.display()))?;
             Trace::parse(&text).with_context(|| format!("trace {}", path.display()))?
         }
-        None => args.stream.model().generate(args.spec.seed)?,
+        None => args.stream.model(SIM_DURATION_S).generate(args.spec.seed)?,
     };
-    let deadline = Duration::try_from_secs_f64(args.stream.deadline_ms / 1e3)
+    let deadline = args
+        .stream
+        .deadline()
         .context("--deadline-ms must be a non-negative number")?;
     let start = Instant::now();
     let results = run_stream(&args.spec, &trace, deadline)?;
@@ -92,6 +98,22 @@ fn run_stream_workload(args: &SimArgs) -> Result<()> {
     if let Some(path) = &args.series {
         std::fs::write(path, stream_series(&results))
             .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(dir) = &args.plot {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let cases: Vec<(&str, &[tcpnc_stream::FrameRecord])> = results
+            .iter()
+            .map(|r| (r.scheme.as_str(), &r.records[..]))
+            .collect();
+        let p = args.spec.path();
+        let title = format!(
+            "sim: {:.1} Mbit/s stream, {} Mbit/s, {} ms, loss {}",
+            trace.mean_bit_rate() / 1e6,
+            p.rate_mbit,
+            p.delay_ms,
+            p.loss
+        );
+        tcpnc_experiment::stream_plot::write_stream_plots(&cases, dir, &title)?;
     }
     if args.json {
         let v = stream_json(&args.spec, &args.stream, &trace, &results, wall_s);

@@ -8,6 +8,7 @@
 //! * [`journal`]: the results CSV, which is also what a resumed run reads.
 //! * [`summary`] and [`plot`]: statistics per point and the curves drawn.
 //! * [`runner`]: the loop tying them together.
+//! * [`stream_plot`]: the figures of a stream run (latency over time, its CDF, jitter).
 //!
 //! ```no_run
 //! use tcpnc_experiment::{Plan, RunOptions, SimBackend, run_plan};
@@ -26,6 +27,7 @@ pub mod params;
 pub mod plan;
 pub mod plot;
 pub mod runner;
+pub mod stream_plot;
 pub mod summary;
 
 pub use backend::{Backend, RunRecord, SimBackend};

@@ -12,11 +12,13 @@
 //!   plan run by `tcpnc-experiment`); [`http`]: a stock HTTP client and server across the tunnel.
 //! * [`speed`]: `tcpnc lab speed`, the gateways joined directly at full speed.
 //! * [`traffic`] and [`tcpinfo`]: the source and sink themselves.
+//! * [`stream`] and [`frames`]: `tcpnc lab stream`, frames at their times (issue 12).
 
 pub mod child;
 pub mod emulator;
 pub mod error;
 pub mod fault;
+pub mod frames;
 pub mod guard;
 pub mod http;
 pub mod iperf;
@@ -29,6 +31,7 @@ pub mod session;
 pub mod settings;
 pub mod speed;
 pub mod spoof;
+pub mod stream;
 pub mod tcpinfo;
 pub mod topo;
 pub mod traffic;
@@ -106,6 +109,30 @@ pub fn source_main(
         connections,
         timeout,
     ))
+}
+
+/// `tcpnc lab stream-sink`: listens, receives one stream of the trace in `trace`, prints its
+/// report as a JSON event; exit code.
+pub fn frame_sink_main(listen: SocketAddr, trace: &std::path::Path, timeout: Duration) -> i32 {
+    let r = frames::read_trace(trace).and_then(|t| {
+        let listener = traffic::sink_listen(listen)?;
+        frames::run_frame_sink(listener, &t, timeout)
+    });
+    finish(r.map(Event::FrameSinkDone))
+}
+
+/// `tcpnc lab stream-source`: connects, writes the frames of the trace in `trace` at their
+/// times, prints its report as a JSON event; exit code.
+pub fn frame_source_main(
+    connect: SocketAddr,
+    trace: &std::path::Path,
+    cc: &str,
+    seed: u64,
+    timeout: Duration,
+) -> i32 {
+    let r = frames::read_trace(trace)
+        .and_then(|t| frames::run_frame_source(connect, &t, cc, seed, timeout));
+    finish(r.map(Event::FrameSourceDone))
 }
 
 /// Exit code of a run that emitted its own reports.

@@ -74,6 +74,10 @@ pub enum Event {
     SourceDone(SourceReport),
     /// The sink's final report.
     SinkDone(SinkReport),
+    /// The frame source's final report (`crate::frames`).
+    FrameSourceDone(crate::frames::FrameSourceReport),
+    /// The frame sink's final report (`crate::frames`).
+    FrameSinkDone(crate::frames::FrameSinkReport),
     /// A failure inside the process.
     Error {
         /// Why.
@@ -155,7 +159,13 @@ fn io_err(what: &str) -> impl FnOnce(std::io::Error) -> LabError + '_ {
     }
 }
 
-fn connect(addr: SocketAddr, cc: &str, timeout: Duration) -> Result<(TcpStream, String)> {
+/// A TCP connection to `addr` with congestion control `cc` (`TCP_CONGESTION`, read back), the
+/// connect bounded by `timeout`.
+pub(crate) fn connect(
+    addr: SocketAddr,
+    cc: &str,
+    timeout: Duration,
+) -> Result<(TcpStream, String)> {
     let family = if addr.is_ipv4() {
         libc::AF_INET
     } else {
@@ -376,7 +386,10 @@ fn receive(
 }
 
 /// Waits up to `timeout` for a connection on `listener`.
-fn wait_accept(listener: &TcpListener, timeout: Duration) -> Result<(TcpStream, SocketAddr)> {
+pub(crate) fn wait_accept(
+    listener: &TcpListener,
+    timeout: Duration,
+) -> Result<(TcpStream, SocketAddr)> {
     let mut pfd = libc::pollfd {
         fd: listener.as_raw_fd(),
         events: libc::POLLIN,

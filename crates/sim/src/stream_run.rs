@@ -5,51 +5,15 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::{Value, json};
 use tcpnc_proto::settings::{Policies, WindowPolicy};
-use tcpnc_stream::{FrameRecord, Preset, StreamSummary, Trace, TraceModel, series_csv, summarize};
+pub use tcpnc_stream::StreamSpec;
+use tcpnc_stream::{FrameRecord, SIM_DURATION_S, StreamSummary, Trace, series_csv, summarize};
 
 use crate::nc_box::NcBox;
 use crate::report::SimReport;
 use crate::run_spec::{RunSpec, RunSpecError};
 use crate::stream::StreamWorkload;
-
-/// The stream's flags (the path, TCP and policies are [`RunSpec`]'s).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
-pub struct StreamSpec {
-    /// Synthetic trace model (without a trace file): target = 4 Mbit/s at 30 frames/s
-    /// (issue 12); lambs and formula1 are shaped like Parejiya's Table I.
-    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = Preset::Target))]
-    pub preset: Preset,
-    /// Length of the synthetic stream, s.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 20.0))]
-    pub duration_s: f64,
-    /// Mean bit rate of the synthetic stream, Mbit/s (default: the preset's).
-    #[cfg_attr(feature = "clap", arg(long))]
-    pub stream_mbit: Option<f64>,
-    /// Frames per second of the synthetic stream (default: the preset's).
-    #[cfg_attr(feature = "clap", arg(long))]
-    pub fps: Option<f64>,
-    /// Playout deadline, ms: a frame later than this is a stall.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1000.0))]
-    pub deadline_ms: f64,
-}
-
-impl StreamSpec {
-    /// The synthetic model: the preset with the given overrides.
-    pub fn model(&self) -> TraceModel {
-        let mut m = TraceModel::preset(self.preset, self.duration_s);
-        if let Some(r) = self.stream_mbit {
-            m.mean_bit_rate = r * 1e6;
-        }
-        if let Some(f) = self.fps {
-            m.fps = f;
-        }
-        m
-    }
-}
 
 /// One scheme's run.
 #[derive(Debug, Clone)]
@@ -144,7 +108,11 @@ pub fn stream_json(
         .collect();
     let mut config = serde_json::to_value(spec).unwrap_or(Value::Null);
     if let Some(c) = config.as_object_mut() {
-        for part in [json!(spec.path()), json!(spec.policies()), json!(stream)] {
+        for part in [
+            json!(spec.path()),
+            json!(spec.policies()),
+            json!(stream.resolved(SIM_DURATION_S)),
+        ] {
             if let Value::Object(p) = part {
                 c.extend(p);
             }

@@ -5,14 +5,17 @@
 //! * [`trace`]: a frame trace ([`Trace`]), a seeded synthetic MPEG-4-like VBR generator
 //!   ([`TraceModel`], with presets shaped like the paper's Table I) and a text file format.
 //! * [`metrics`]: per-frame records and their summary ([`StreamSummary`]).
+//! * [`spec`]: the stream's flags ([`StreamSpec`]), shared by `tcpnc sim` and `tcpnc lab stream`.
 //!
 //! Sans-IO like the protocol core: times are passed in, randomness is a seed; the simulator
-//! (`tcpnc sim --workload stream`) and, later, the lab drive it. It is its own crate because
-//! both the simulator and the lab need it and neither should depend on the other; it is not a
-//! setting, so it does not belong in `tcpnc-settings`.
+//! (`tcpnc sim --workload stream`) and the lab (`tcpnc lab stream`) drive it. It is its own
+//! crate because both the simulator and the lab need it and neither should depend on the other;
+//! it is not a setting, so it does not belong in `tcpnc-settings`.
 
 pub mod metrics;
+pub mod spec;
 pub mod trace;
 
 pub use metrics::{FrameRecord, StreamSummary, jitters, series_csv, summarize};
+pub use spec::{LAB_DURATION_S, SIM_DURATION_S, StreamSpec};
 pub use trace::{Frame, FrameType, Preset, Trace, TraceError, TraceModel};
