@@ -163,6 +163,8 @@ pub fn run_case(
         seed: s.data_seed,
         flows: 1,
         timeout_s: s.timeout_s,
+        // The stream's own per-frame series is written by the stream sink.
+        series: false,
     };
     t.validate()?;
     let coding = PolicyOverrides {
