@@ -335,12 +335,7 @@ fn wait_report(
 pub fn stream_json(trace: &Trace, stream: Value, results: &[CaseResult], extra: Value) -> Value {
     let mut v = json!({
         "workload": "stream",
-        "trace": {
-            "frames": trace.frames.len(),
-            "bytes": trace.bytes(),
-            "mean_bit_rate": trace.mean_bit_rate(),
-            "largest_frame": trace.frames.iter().map(|f| f.size).max(),
-        },
+        "trace": trace.summary(),
         "stream": stream,
         "cases": results,
     });
@@ -353,34 +348,17 @@ pub fn stream_json(trace: &Trace, stream: Value, results: &[CaseResult], extra: 
 /// One line per case for a terminal.
 pub fn stream_table(results: &[CaseResult]) -> String {
     let mut s = format!(
-        "{:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>7} {:>7} {:>8}",
+        "{:<12} {} {:>8}",
         "case",
-        "mean ms",
-        "p50",
-        "p95",
-        "p99",
-        "max",
-        "jitter",
-        "stalls",
-        "intact",
-        "Mbit/s",
+        StreamSummary::table_header(),
         "late ms"
     );
     for r in results {
-        let m = &r.summary;
         s += &format!(
-            "\n{:<12} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.2} {:>6} {:>7} {:>7.3} {:>8.1}",
+            "\n{:<12} {} {:>8.1}",
             r.case,
-            m.latency_mean_ms,
-            m.latency_p50_ms,
-            m.latency_p95_ms,
-            m.latency_p99_ms,
-            m.latency_max_ms,
-            m.jitter_mean_ms,
-            m.stalls,
-            format!("{}/{}", m.intact, m.frames),
-            m.goodput_mbit,
-            r.write_late_max_ms,
+            r.summary.table_row(),
+            r.write_late_max_ms
         );
     }
     s

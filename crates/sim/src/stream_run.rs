@@ -121,12 +121,7 @@ pub fn stream_json(
     }
     json!({
         "workload": "stream",
-        "trace": {
-            "frames": trace.frames.len(),
-            "bytes": trace.bytes(),
-            "mean_bit_rate": trace.mean_bit_rate(),
-            "largest_frame": trace.frames.iter().map(|f| f.size).max(),
-        },
+        "trace": trace.summary(),
         "schemes": schemes,
         "config": config,
         "wall_s": wall_s,
@@ -145,35 +140,14 @@ pub fn stream_series(results: &[SchemeResult]) -> String {
 /// One line per scheme for a terminal.
 pub fn stream_summary(trace: &Trace, results: &[SchemeResult]) -> String {
     let mut s = format!(
-        "{} frames, {:.3} Mbit/s mean\n{:<11} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>7} {:>9}",
+        "{} frames, {:.3} Mbit/s mean\n{:<11} {}",
         trace.frames.len(),
         trace.mean_bit_rate() / 1e6,
         "scheme",
-        "mean ms",
-        "p50",
-        "p95",
-        "p99",
-        "max",
-        "jitter",
-        "stalls",
-        "intact",
-        "Mbit/s"
+        StreamSummary::table_header()
     );
     for r in results {
-        let m = &r.summary;
-        s += &format!(
-            "\n{:<11} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.2} {:>6} {:>7} {:>9.3}",
-            r.scheme,
-            m.latency_mean_ms,
-            m.latency_p50_ms,
-            m.latency_p95_ms,
-            m.latency_p99_ms,
-            m.latency_max_ms,
-            m.jitter_mean_ms,
-            m.stalls,
-            m.intact,
-            m.goodput_mbit
-        );
+        s += &format!("\n{:<11} {}", r.scheme, r.summary.table_row());
     }
     s
 }

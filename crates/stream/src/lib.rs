@@ -18,4 +18,4 @@ pub mod trace;
 
 pub use metrics::{FrameRecord, StreamSummary, jitters, series_csv, summarize};
 pub use spec::{LAB_DURATION_S, SIM_DURATION_S, StreamSpec};
-pub use trace::{Frame, FrameType, Preset, Trace, TraceError, TraceModel};
+pub use trace::{Frame, FrameType, Preset, Trace, TraceError, TraceModel, TraceSummary};

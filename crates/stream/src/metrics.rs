@@ -78,6 +78,32 @@ pub struct StreamSummary {
     pub goodput_mbit: f64,
 }
 
+impl StreamSummary {
+    /// Column names of [`StreamSummary::table_row`], for a terminal table.
+    pub fn table_header() -> String {
+        format!(
+            "{:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>9} {:>7}",
+            "mean ms", "p50", "p95", "p99", "max", "jitter", "stalls", "intact", "Mbit/s"
+        )
+    }
+
+    /// The summary as one line of a terminal table (columns of [`StreamSummary::table_header`]).
+    pub fn table_row(&self) -> String {
+        format!(
+            "{:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8.2} {:>6} {:>9} {:>7.3}",
+            self.latency_mean_ms,
+            self.latency_p50_ms,
+            self.latency_p95_ms,
+            self.latency_p99_ms,
+            self.latency_max_ms,
+            self.jitter_mean_ms,
+            self.stalls,
+            format!("{}/{}", self.intact, self.frames),
+            self.goodput_mbit,
+        )
+    }
+}
+
 /// Nearest-rank percentile of sorted values (`q` in (0, 1]).
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {

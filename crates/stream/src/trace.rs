@@ -95,7 +95,30 @@ pub enum TraceError {
     Model(String),
 }
 
+/// What a result records of the trace it ran (`"trace"` in the sim's and the lab's JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TraceSummary {
+    /// Frames in the trace.
+    pub frames: usize,
+    /// Total bytes.
+    pub bytes: u64,
+    /// Mean bit rate, bit/s ([`Trace::mean_bit_rate`]).
+    pub mean_bit_rate: f64,
+    /// Largest frame, bytes.
+    pub largest_frame: Option<u32>,
+}
+
 impl Trace {
+    /// The trace's figures for a result.
+    pub fn summary(&self) -> TraceSummary {
+        TraceSummary {
+            frames: self.frames.len(),
+            bytes: self.bytes(),
+            mean_bit_rate: self.mean_bit_rate(),
+            largest_frame: self.frames.iter().map(|f| f.size).max(),
+        }
+    }
+
     /// Total bytes.
     pub fn bytes(&self) -> u64 {
         self.frames.iter().map(|f| u64::from(f.size)).sum()
