@@ -16,8 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::child::Child;
 use crate::error::{LabError, Result};
-use crate::netns::{Proto, in_netns, port_bound};
-use crate::session::{Lab, Session, wait_ready};
+use crate::session::{Lab, Session, wait_listening};
 use crate::settings::{PathMode, PathSettings, PolicyOverrides};
 use crate::traffic::DataGen;
 
@@ -93,11 +92,12 @@ fn start_server(lab: &Lab, python: &Path, ip: Ipv4Addr, www: &Path) -> Result<Ch
     .to_vec();
     let cli = lab.topo.cli.clone();
     let mut server = lab.spawn_program("http server", &cli, python, &srv_args)?;
-    wait_ready(
+    wait_listening(
         &mut server,
         "python3 -m http.server to listen",
+        &cli,
+        HTTP_PORT,
         Duration::from_secs(15),
-        || in_netns(&cli, || port_bound(Proto::Tcp, HTTP_PORT)),
     )?;
     Ok(server)
 }

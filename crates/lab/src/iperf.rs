@@ -8,8 +8,7 @@ use serde_json::{Value, json};
 
 use crate::child::Line;
 use crate::error::{LabError, Result};
-use crate::netns::{Proto, in_netns, port_bound};
-use crate::session::{Session, wait_ready};
+use crate::session::{Session, wait_listening};
 use crate::settings::TransferSettings;
 
 /// TCP port of the iperf3 server.
@@ -37,12 +36,12 @@ pub fn run_iperf3(session: &mut Session<'_>, t: &TransferSettings) -> Result<Val
         .map(String::from)
         .to_vec();
     let mut server = lab.spawn_program("iperf3 server", &lab.topo.srv, &bin, &srv_args)?;
-    let srv = lab.topo.srv.clone();
-    wait_ready(
+    wait_listening(
         &mut server,
         "iperf3 -s to listen",
+        &lab.topo.srv,
+        IPERF_PORT,
         Duration::from_secs(10),
-        || in_netns(&srv, || port_bound(Proto::Tcp, IPERF_PORT)),
     )?;
     let cli_args: Vec<String> = [
         "-c",

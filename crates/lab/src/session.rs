@@ -143,6 +143,20 @@ pub fn wait_ready(
     })
 }
 
+/// Waits until `child`, running in namespace `ns`, listens on TCP `port` (a sink, an iperf3 or
+/// HTTP server), failing early if it exits.
+pub fn wait_listening(
+    child: &mut Child,
+    what: &str,
+    ns: &str,
+    port: u16,
+    timeout: Duration,
+) -> Result<()> {
+    wait_ready(child, what, timeout, || {
+        in_netns(ns, || netns::port_bound(Proto::Tcp, port))
+    })
+}
+
 /// A running gateway and what it takes to start it again.
 struct GatewayRun {
     child: Child,

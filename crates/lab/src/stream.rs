@@ -18,8 +18,7 @@ use crate::child::{Child, Line};
 use crate::error::{LabError, Result};
 use crate::frames::{FrameSinkReport, FrameSourceReport};
 use crate::measure::settings_json;
-use crate::netns::{Proto, in_netns, port_bound};
-use crate::session::{GatewayStats, Lab, Session, wait_ready};
+use crate::session::{GatewayStats, Lab, Session, wait_listening};
 use crate::settings::{
     CongestionControl, PathMode, PathSettings, PolicyOverrides, TransferSettings,
 };
@@ -240,12 +239,12 @@ fn run_processes(
         &secs,
     ]);
     let mut sink = lab.spawn("stream sink", &lab.topo.srv, &sink_args)?;
-    let srv = lab.topo.srv.clone();
-    wait_ready(
+    wait_listening(
         &mut sink,
         "the sink to listen",
+        &lab.topo.srv,
+        SINK_PORT,
         Duration::from_secs(10),
-        || in_netns(&srv, || port_bound(Proto::Tcp, SINK_PORT)),
     )?;
     let (cc, seed) = (t.cc.name(), t.seed.to_string());
     let source_args = args(&[

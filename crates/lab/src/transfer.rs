@@ -19,10 +19,9 @@ use sha2::{Digest, Sha256};
 
 use crate::child::{Child, Line};
 use crate::error::{LabError, Result};
-use crate::netns::{Proto, in_netns, port_bound};
 use crate::netstat;
 use crate::series::{LabSeries, SinkSample, SourceSample};
-use crate::session::{Session, wait_ready};
+use crate::session::{Session, wait_listening};
 use crate::settings::TransferSettings;
 use crate::tcpinfo::TcpInfo;
 use crate::traffic::{Event, SinkReport, SourceReport};
@@ -141,12 +140,12 @@ pub fn run_transfer(
     let addr = format!("{}:{SINK_PORT}", session.server_ip());
     let (sink_args, source_args) = child_args(t, &addr);
     let mut sink = lab.spawn("sink", &lab.topo.srv, &sink_args)?;
-    let srv = lab.topo.srv.clone();
-    wait_ready(
+    wait_listening(
         &mut sink,
         "the sink to listen",
+        &lab.topo.srv,
+        SINK_PORT,
         Duration::from_secs(10),
-        || in_netns(&srv, || port_bound(Proto::Tcp, SINK_PORT)),
     )?;
     let cli = lab.topo.cli.clone();
     let kernel_before = netstat::snapshot(&cli)?;
