@@ -54,31 +54,40 @@ fn pb_decodes_more_steadily_than_nc() {
     assert!(pb_cv < nc_cv, "decoding sd/mean PB {pb_cv}, NC {nc_cv}");
 }
 
+/// Mitsuzumi §IV's setting on the simulator: 10 Mbit/s, 10 ms, 5 % loss, MSS 1000 (MTU
+/// 1040), smoltcp Reno, 1 MB, the `mitsuzumi` profile.
+fn mitsuzumi_spec(mode: PathMode) -> RunSpec {
+    RunSpec {
+        mode,
+        profile: Profile::Mitsuzumi,
+        cc: CongestionControl::Reno,
+        path: PathOverrides {
+            rate_mbit: Some(10.0),
+            delay_ms: Some(10.0),
+            loss: Some(0.05),
+            ..PathOverrides::default()
+        },
+        bytes: 1_000_000,
+        seed: 1,
+        mtu: 1040,
+        buffer_kib: 1024,
+        ack_delay_ms: 10,
+        max_sim_s: 600.0,
+        policies: PolicyOverrides::default(),
+    }
+}
+
 #[test]
 fn mitsuzumi_rule_gives_fewer_duplicate_acks_at_high_redundancy() {
     // Mitsuzumi §IV: W 5, MSS 1000, NewReno-like, 5 % loss, R = 1.2.
     let run = |ack_rule| {
         let spec = RunSpec {
-            mode: PathMode::Nc,
-            profile: Profile::Mitsuzumi,
-            cc: CongestionControl::Reno,
-            path: PathOverrides {
-                rate_mbit: Some(10.0),
-                delay_ms: Some(10.0),
-                loss: Some(0.05),
-                ..PathOverrides::default()
-            },
-            bytes: 1_000_000,
-            seed: 1,
-            mtu: 1040,
-            buffer_kib: 1024,
-            ack_delay_ms: 10,
-            max_sim_s: 600.0,
             policies: PolicyOverrides {
                 ack_rule: Some(ack_rule),
                 redundancy: Some(RedundancyPolicy::Fixed(1.2)),
                 ..PolicyOverrides::default()
             },
+            ..mitsuzumi_spec(PathMode::Nc)
         };
         let r = spec.run().unwrap();
         assert!(r.integrity_ok);
@@ -97,28 +106,20 @@ fn coding_spares_the_fast_retransmits_of_plain_tcp() {
     // Mitsuzumi Fig. 11 at 5 % loss: TCP fast-retransmits over and over, TCP/NC with R = x +
     // 0.05 and the Mitsuzumi rule almost never (smoltcp Reno; 1 MB instead of 9.6 MB).
     let run = |mode| {
+        let base = mitsuzumi_spec(mode);
         let spec = RunSpec {
-            mode,
-            profile: Profile::Mitsuzumi,
-            cc: CongestionControl::Reno,
             path: PathOverrides {
-                rate_mbit: Some(10.0),
-                delay_ms: Some(10.0),
-                loss: Some(0.05),
                 queue_packets: Some(100),
-                ..PathOverrides::default()
+                ..base.path
             },
-            bytes: 1_000_000,
             seed: 3,
-            mtu: 1040,
             buffer_kib: 64,
-            ack_delay_ms: 10,
-            max_sim_s: 600.0,
             policies: PolicyOverrides {
                 ack_rule: Some(AckPolicy::SuppressUselessRedundant),
                 redundancy: Some(RedundancyPolicy::Fixed(1.1026)),
                 ..PolicyOverrides::default()
             },
+            ..base
         };
         let r = spec.run().unwrap();
         assert!(r.integrity_ok, "{mode:?}");
