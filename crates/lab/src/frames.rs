@@ -28,7 +28,7 @@ use tcpnc_stream::Trace;
 
 use crate::error::{LabError, Result};
 use crate::tcpinfo::{self, TcpInfo, mono_ns};
-use crate::traffic::{self, DataGen};
+use crate::traffic::{self, DataGen, hex, io_err};
 
 /// What the frame source reports.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -66,17 +66,6 @@ pub struct FrameSinkReport {
 pub fn read_trace(path: &Path) -> Result<Trace> {
     let text = std::fs::read_to_string(path).map_err(|e| LabError::file(path, e))?;
     Trace::parse(&text).map_err(|e| LabError::Invalid(format!("trace {}: {e}", path.display())))
-}
-
-fn io_err(what: &'static str) -> impl FnOnce(std::io::Error) -> LabError {
-    move |source| LabError::Os {
-        what: what.to_string(),
-        source,
-    }
-}
-
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Sleeps until monotonic time `at_ns`.

@@ -148,11 +148,13 @@ pub fn emit(event: &Event) {
     let _ = out.flush();
 }
 
-fn hex(d: &[u8]) -> String {
+/// Lower-case hex of `d` (the sha256 digests the reports carry).
+pub(crate) fn hex(d: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn io_err(what: &str) -> impl FnOnce(std::io::Error) -> LabError + '_ {
+/// Maps an I/O error of `what` to [`LabError::Os`].
+pub(crate) fn io_err(what: &str) -> impl FnOnce(std::io::Error) -> LabError + '_ {
     move |source| LabError::Os {
         what: what.to_string(),
         source,
@@ -270,7 +272,6 @@ fn send_all(
     timeout: Duration,
     progress: bool,
 ) -> Result<(u64, String, u64, u64)> {
-    let connected_ns = mono_ns();
     stream
         .set_read_timeout(Some(timeout))
         .map_err(io_err("SO_RCVTIMEO"))?;
@@ -278,7 +279,7 @@ fn send_all(
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; CHUNK];
     let mut sent = 0u64;
-    let mut next_progress = connected_ns + PROGRESS_EVERY_NS;
+    let mut next_progress = mono_ns() + PROGRESS_EVERY_NS;
     while sent < bytes {
         let n = (bytes - sent).min(CHUNK as u64) as usize;
         data.fill(&mut buf);
