@@ -66,8 +66,8 @@ pub struct Policies {
     /// With a repair: a TCP retransmission of buffered bytes while NC-ACKs flow is not coded
     /// again (deficit repair part 3).
     pub absorb_retransmissions: Switch,
-    /// With a repair: N_lp repairs again after two round trips without an NC-ACK (deficit repair
-    /// part 4).
+    /// With a repair: while packets are unacknowledged, max(N_lp, 1) repairs after two round
+    /// trips without an NC-ACK — a lost stall's repairs or a tail loss (deficit repair part 4).
     pub repair_probe: Switch,
     /// Which combinations the receiver acknowledges.
     pub ack_rule: AckPolicy,
@@ -302,8 +302,8 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub absorb_retransmissions: Option<Switch>,
-    /// With a repair: repair probe after two round trips without NC-ACK. Default: on (off in
-    /// the paper profiles).
+    /// With a repair: repairs after two round trips without an NC-ACK while packets are
+    /// unacknowledged (tail loss too). Default: on (off in the paper profiles).
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair_probe: Option<Switch>,
