@@ -21,6 +21,7 @@ pub mod receiver;
 pub mod redundancy;
 pub mod reorder;
 pub mod repair;
+pub mod repair_budget;
 pub mod rng;
 pub mod seam;
 pub mod sender;

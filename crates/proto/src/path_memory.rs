@@ -7,6 +7,8 @@
 //! known floor (with `redundancy = "auto"`), its loss record with the floor as a prior window,
 //! its coding window widened by the known unordering length. Each flow then refines its own.
 
+use crate::repair_budget::RepairBudget;
+
 /// The path estimates shared by the flows of one engine.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PathEstimate {
@@ -15,4 +17,6 @@ pub struct PathEstimate {
     pub loss_floor: Option<f64>,
     /// Latest unordering length the peer reported (Ha & Tsuru §3.2), Pids.
     pub unordering: u16,
+    /// The repair tokens the flows share (`repair_budget.rs`).
+    pub repair_budget: RepairBudget,
 }

@@ -28,6 +28,9 @@ pub struct FlowStats {
     pub retransmissions_absorbed: u64,
     /// Repair probes: repairs sent because NC-ACKs stopped while DoFs were missing.
     pub repair_probes: u64,
+    /// Repairs the deficit asked for and the peer's repair budget refused
+    /// (`repair_budget.rs`).
+    pub repairs_over_budget: u64,
     /// Duplicate NC-ACKs not given to the local TCP: same loss episode as a signal already
     /// given (`SenderHalf::hold_duplicate`).
     pub dup_acks_held: u64,
@@ -145,6 +148,8 @@ pub struct EngineStats {
     pub rebuild_errors: u64,
     /// Packets dropped by full coding buffers (§III-D).
     pub coding_buffer_drops: u64,
+    /// Repairs refused by the repair budget, all flows (`repair_budget.rs`).
+    pub repairs_over_budget: u64,
     /// DATA frames dropped because the decoding buffer was full.
     pub decoding_buffer_drops: u64,
     /// Datagrams dropped because the transmit queue was full.
@@ -185,7 +190,7 @@ impl FlowStats {
     /// (gateway stats file, simulator) are built from, so they cannot drift from the struct.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
-            data_sent, redundant_sent, repairs_sent, repair_probes, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
+            data_sent, redundant_sent, repairs_sent, repair_probes, repairs_over_budget, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
             coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, late_arrivals, acks_paused, acks_stale,
             unordering,
             late_received, data_received, innovative, non_innovative,
@@ -204,7 +209,7 @@ impl EngineStats {
             bypass_received, keepalive_replies, keepalive_replies_received, datagrams_sent,
             data_sent, acks_sent, bypass_sent, oversize_datagrams, local_sent,
             tcp_acks_synthesized, dup_acks_synthesized, segments_delivered, redeliveries,
-            redeliveries_abandoned, rebuild_errors, coding_buffer_drops, decoding_buffer_drops,
+            redeliveries_abandoned, rebuild_errors, coding_buffer_drops, repairs_over_budget, decoding_buffer_drops,
             transmit_queue_drops, local_queue_drops, event_queue_drops, flow_table_full,
             flows_reset, resets_sent, receiver_resets, flows_opened, flows_closed, flows_expired, flows_active)
     }

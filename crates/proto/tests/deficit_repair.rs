@@ -50,6 +50,8 @@ fn is_repair(datagram: &[u8]) -> bool {
 struct Outcome {
     /// Ack numbers of the TCP ACKs the local sender got, in order.
     acks: Vec<u32>,
+    /// Ack number and window of each of them (RFC 5681 §2: a duplicate repeats both).
+    tcp_acks: Vec<(u32, u16)>,
     flow: FlowStats,
 }
 
@@ -64,6 +66,7 @@ fn run_with(cfg: EngineConfig, k: u32, lost: &[u32], repairs_from: u64) -> Outco
     let mut b = Engine::new(cfg, 2).unwrap();
     let mut acks_in_flight: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
     let mut acks = Vec::new();
+    let mut tcp_acks = Vec::new();
     // Extra steps after the last segment let the repairs finish.
     for step in 0..k + 40 {
         let now = u64::from(step) * STEP;
@@ -102,14 +105,20 @@ fn run_with(cfg: EngineConfig, k: u32, lost: &[u32], repairs_from: u64) -> Outco
             let pkt = TcpPacket::parse(&p).unwrap();
             assert!(pkt.checksum_ok());
             acks.push(pkt.tcp.ack);
+            tcp_acks.push((pkt.tcp.ack, pkt.tcp.window));
         }
     }
     let flow = a.stats().flows.values().next().cloned().unwrap();
-    Outcome { acks, flow }
+    Outcome {
+        acks,
+        tcp_acks,
+        flow,
+    }
 }
 
-/// Longest run of equal consecutive ack numbers minus one (duplicates in a row).
-fn longest_dup_run(acks: &[u32]) -> usize {
+/// Longest run of equal consecutive (ack, window) pairs minus one (duplicates in a row; an
+/// ACK that only changes the window is a window update, RFC 5681 §2).
+fn longest_dup_run(acks: &[(u32, u16)]) -> usize {
     let mut best = 0;
     let mut run = 0;
     for p in acks.windows(2) {
@@ -130,12 +139,12 @@ fn one_signal_per_loss_episode_and_everything_seen() {
     let on = run(RepairPolicy::Deficit, 60, &lost, 100);
     // The paper's rules: every combination after the stall is a duplicate ACK for TCP, and
     // nothing refills the hole (TCP would have to retransmit).
-    assert!(longest_dup_run(&off.acks) > 20, "{:?}", off.acks);
+    assert!(longest_dup_run(&off.tcp_acks) > 20, "{:?}", off.acks);
     assert_ne!(*off.acks.last().unwrap(), ISN + 60 * SEG);
     assert_eq!(off.flow.dup_acks_held, 0);
     // With the repair: TCP gets its three duplicates (one congestion signal), the rest of the
     // episode is withheld, and once repairs get through every packet is seen.
-    assert_eq!(longest_dup_run(&on.acks), 3, "{:?}", on.acks);
+    assert_eq!(longest_dup_run(&on.tcp_acks), 3, "{:?}", on.acks);
     assert!(on.flow.dup_acks_held >= 3, "{}", on.flow.dup_acks_held);
     assert!(on.flow.repairs_sent > 0);
     assert_eq!(*on.acks.last().unwrap(), ISN + 60 * SEG, "{:?}", on.acks);
@@ -148,7 +157,7 @@ fn a_stall_longer_than_two_round_trips_reaches_tcp() {
     let on = run(RepairPolicy::Deficit, 60, &[10, 11], 250);
     let held = on.flow.dup_acks_held as usize;
     assert!((3..=9).contains(&held), "{held}");
-    assert!(longest_dup_run(&on.acks) > 10, "{:?}", on.acks);
+    assert!(longest_dup_run(&on.tcp_acks) > 10, "{:?}", on.acks);
     assert_eq!(*on.acks.last().unwrap(), ISN + 60 * SEG, "{:?}", on.acks);
 }
 
@@ -259,7 +268,7 @@ fn a_loss_burst_beyond_the_random_floor_signals_congestion_once() {
     let burst: Vec<u32> = (1100..1112).collect();
     let r = run(RepairPolicy::Deficit, 1200, &burst, 0);
     assert_eq!(r.flow.congestion_signals, 1);
-    assert_eq!(longest_dup_run(&r.acks), 3);
+    assert_eq!(longest_dup_run(&r.tcp_acks), 3);
     assert_eq!(*r.acks.last().unwrap(), ISN + 1200 * SEG);
     // The same burst before the floor is known signals nothing beyond the stall.
     let early: Vec<u32> = (20..32).collect();
@@ -286,7 +295,7 @@ fn without_a_queue_a_burst_is_repaired_not_signalled() {
     };
     let r = run_with(queue, 1200, &burst, 0);
     assert_eq!(r.flow.congestion_signals, 0);
-    assert_eq!(longest_dup_run(&r.acks), 0, "{:?}", &r.acks[1090..1130]);
+    assert_eq!(longest_dup_run(&r.tcp_acks), 0, "{:?}", &r.acks[1090..1130]);
     assert!(r.flow.dup_acks_held > 0);
     assert_eq!(*r.acks.last().unwrap(), ISN + 1200 * SEG);
     let loss = run(RepairPolicy::Deficit, 1200, &burst, 0);
@@ -312,7 +321,7 @@ fn each_companion_switch_turns_off_only_its_mechanism() {
     // hold_duplicates off: the episode's later duplicates reach TCP; repairs still refill.
     let r = run_with(without("hold_duplicates"), 60, &[10, 11], 100);
     assert_eq!(r.flow.dup_acks_held, 0);
-    assert!(longest_dup_run(&r.acks) > 3, "{:?}", r.acks);
+    assert!(longest_dup_run(&r.tcp_acks) > 3, "{:?}", r.acks);
     assert!(r.flow.repairs_sent > 0);
     assert_eq!(*r.acks.last().unwrap(), ISN + 60 * SEG);
     // bitmap_signal off: the twelve-loss burst is repaired without a congestion signal.

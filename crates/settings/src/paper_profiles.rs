@@ -43,6 +43,7 @@ impl Policies {
             congestion: CongestionRule::Loss,
             protect_handshake: Switch::Off,
             path_memory: Switch::Off,
+            repair_budget: Switch::Off,
             window_policy: WindowPolicy::Fixed,
         }
     }
@@ -94,6 +95,7 @@ mod tests {
             p.pause_ack,
             p.protect_handshake,
             p.path_memory,
+            p.repair_budget,
         ] {
             assert_eq!(s, Switch::Off);
         }

@@ -88,6 +88,10 @@ pub struct Policies {
     /// New flows start from what earlier flows to the same peer learned of the path (loss
     /// floor, unordering length) instead of from nothing.
     pub path_memory: Switch,
+    /// With a repair: the repairs of all flows to one peer share a token bucket filled by what
+    /// the path delivers, so many flows cannot flood it with repairs (docs/engine.md, deficit
+    /// repair part 6).
+    pub repair_budget: Switch,
     /// Fixed W or VBNC's variable window up to W (Parejiya & Desai §II-B).
     pub window_policy: WindowPolicy,
 }
@@ -134,6 +138,7 @@ impl Policies {
             congestion: CongestionRule::Queue,
             protect_handshake: Switch::On,
             path_memory: Switch::On,
+            repair_budget: Switch::On,
             window_policy: WindowPolicy::Fixed,
         }
     }
@@ -190,6 +195,7 @@ impl Policies {
             congestion: o.congestion.unwrap_or(self.congestion),
             protect_handshake: o.protect_handshake.unwrap_or(self.protect_handshake),
             path_memory: o.path_memory.unwrap_or(self.path_memory),
+            repair_budget: o.repair_budget.unwrap_or(self.repair_budget),
             window_policy: o.window_policy.unwrap_or(self.window_policy),
         }
     }
@@ -334,6 +340,12 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_memory: Option<Switch>,
+    /// Repairs of all flows to a peer share a token bucket filled by the path's deliveries
+    /// (a fixed share per delivered combination plus what the random loss floor needs).
+    /// Default: on.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_budget: Option<Switch>,
     /// Coding window: "fixed" (always W) or "vbnc" (Parejiya's variable window, at most W:
     /// starts at 1, follows the local TCP's window, halves above a 100 ms round trip).
     /// Default: fixed.
@@ -362,6 +374,7 @@ impl From<Policies> for PolicyOverrides {
             congestion: Some(p.congestion),
             protect_handshake: Some(p.protect_handshake),
             path_memory: Some(p.path_memory),
+            repair_budget: Some(p.repair_budget),
             window_policy: Some(p.window_policy),
         }
     }
@@ -369,7 +382,7 @@ impl From<Policies> for PolicyOverrides {
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 17] = [
+    pub const KEYS: [&'static str; 18] = [
         "window",
         "redundancy",
         "scheme",
@@ -386,6 +399,7 @@ impl PolicyOverrides {
         "congestion",
         "protect_handshake",
         "path_memory",
+        "repair_budget",
         "window_policy",
     ];
 }

@@ -267,10 +267,13 @@ impl SenderHalf {
 
     /// A retransmission of buffered bytes while NC-ACKs flow: the repair already answers the
     /// missing DoFs those ACKs report (`repair.rs`), so coding it again would only load the path
-    /// during TCP's recovery (with a repair and `absorb_retransmissions` on).
+    /// during TCP's recovery (with a repair and `absorb_retransmissions` on). Not when the
+    /// peer's repair budget is spent (`repair_budget.rs`): the repairs are then refused and
+    /// TCP's retransmission, at TCP's own pace, is the repair.
     fn repair_covers_retransmission(&self, cx: &Context<'_>) -> bool {
         cx.config.policies.repair.repairs()
             && cx.config.policies.absorb_retransmissions.is_on()
+            && (!cx.config.policies.repair_budget.is_on() || cx.path.repair_budget.available())
             && self
                 .last_ack_at
                 .is_some_and(|t| cx.now.saturating_sub(t) < ACK_SILENCE)

@@ -37,7 +37,11 @@ impl SenderHalf {
             return;
         }
         // (A congestion signal repeats the last ACK, so this is the same before and after it.)
-        let duplicate = self.last_tcp_ack.is_some_and(|(a, _)| a == ack.ack);
+        // RFC 5681 §2: a duplicate ACK also leaves the window unchanged; an ACK that only opens
+        // the window is a window update, never withheld or paused (its sender may have nothing
+        // else to send and would wait on a zero window for ever).
+        let window = self.tcp_window(ack.window, stamp);
+        let duplicate = self.last_tcp_ack == Some((ack.ack, window));
         if !duplicate {
             self.paused = None; // a newer ACK erases the paused one (Ha & Tsuru §3.3)
         }
@@ -65,7 +69,11 @@ impl SenderHalf {
         if correct {
             self.unordering = ack.unordering;
         }
+        let received = self.loss.received;
         self.loss.on_ack(ack, correct, u32::from(self.unordering));
+        let delivered = self.loss.received.saturating_sub(received);
+        let floor = cx.path.loss_floor;
+        cx.path.repair_budget.credit(delivered, floor);
         cx.stats.late_arrivals = self.loss.late;
         cx.stats.unordering = self.unordering;
         if self.loss.floor_known() {
@@ -109,7 +117,7 @@ impl SenderHalf {
             .repair
             .on_ack(cx.now, ack, self.next_pid, self.loss.loss_rate());
         if cx.config.policies.repair.repairs_deficit() {
-            for _ in 0..count {
+            for _ in 0..self.within_budget(cx, count) {
                 self.send_repair(cx);
             }
         }
@@ -186,8 +194,7 @@ impl SenderHalf {
         window_bytes: u32,
         stamp: AckStamp,
     ) {
-        let window_bytes = window_bytes.min(self.coding_buffer_window());
-        let window = (window_bytes >> stamp.window_shift).min(65_535) as u16;
+        let window = self.tcp_window(window_bytes, stamp);
         self.ip_ident = self.ip_ident.wrapping_add(1);
         let ip = IpParams {
             ident: self.ip_ident,
@@ -209,6 +216,13 @@ impl SenderHalf {
         cx.stats.tcp_acks_synthesized += 1;
         cx.out.stats.tcp_acks_synthesized += 1;
         cx.out.deliver_local(packet, Some(self.data_flow));
+    }
+
+    /// The window field of a TCP ACK given to the local TCP for a peer window of
+    /// `window_bytes`: never more than the coding buffer holds, scaled by the remote's shift.
+    fn tcp_window(&self, window_bytes: u32, stamp: AckStamp) -> u16 {
+        let window_bytes = window_bytes.min(self.coding_buffer_window());
+        (window_bytes >> stamp.window_shift).min(65_535) as u16
     }
 
     /// The most bytes beyond the ACK that the coding buffer can hold: the window given to the
@@ -248,6 +262,18 @@ impl SenderHalf {
             self.paused = None;
             self.synthesize(cx, ack, window, stamp);
         }
+    }
+
+    /// How many of `wanted` repairs the peer's repair budget allows (all of them with
+    /// `repair_budget` off); the rest are counted as refused.
+    fn within_budget(&self, cx: &mut Context<'_>, wanted: u32) -> u32 {
+        if !cx.config.policies.repair_budget.is_on() {
+            return wanted;
+        }
+        let granted = cx.path.repair_budget.take(wanted);
+        cx.stats.repairs_over_budget += u64::from(wanted - granted);
+        cx.out.stats.repairs_over_budget += u64::from(wanted - granted);
+        granted
     }
 
     /// Arms the repair probe when a combination leaves and none is armed: the first
@@ -290,7 +316,9 @@ impl SenderHalf {
         let q = (1.0 - self.loss.random_loss_rate()).clamp(MIN_DELIVERY, 1.0);
         let count =
             ((f64::from(self.loss.lost_dof.max(1)) / q).ceil() as u32).min(MAX_REPAIRS_PER_ACK);
-        for _ in 0..count {
+        // A probe sends at least one repair whatever the budget: it is the flow's only way out
+        // of a stall short of TCP's timeout, and it backs off by itself.
+        for _ in 0..self.within_budget(cx, count).max(1) {
             self.send_repair(cx);
         }
         cx.stats.repair_probes += 1;
