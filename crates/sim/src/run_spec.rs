@@ -230,6 +230,7 @@ pub fn report_json(r: &SimReport) -> Value {
             "dup_acks": r.tcp.dup_acks,
             "dup_acks_at_sender": r.tcp.dup_acks_at_sender,
             "fast_retransmits": r.tcp.fast_retransmits,
+            "dup_ack_runs_at_sender": r.tcp.dup_ack_runs_at_sender,
             "flight_mean_bytes": r.flight_mean_bytes,
         },
         "forward": link_json(&r.forward),
