@@ -122,8 +122,12 @@ impl Figure for SeriesFigure<'_> {
             .bold_line_style(BLACK.mix(0.15))
             .draw()
             .map_err(e)?;
+        let n = self.lines.len();
         for (i, (name, points)) in self.lines.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
+            // Earlier lines wider, so that where two curves are the same (NC and NC + EOT
+            // until the FIN) both stay visible.
+            let width = (n - i).clamp(1, 3) as u32;
             // A step per interval: the value holds from the interval's start to its end.
             let dt = points.get(1).map_or(0.1, |p| p.0 - points[0].0);
             let steps: Vec<(f64, f64)> = points
@@ -131,7 +135,7 @@ impl Figure for SeriesFigure<'_> {
                 .flat_map(|&(t, y)| [(t, y), (t + dt, y)])
                 .collect();
             chart
-                .draw_series(LineSeries::new(steps, color.mix(0.85).stroke_width(1)))
+                .draw_series(LineSeries::new(steps, color.mix(0.85).stroke_width(width)))
                 .map_err(e)?
                 .label(name.as_str())
                 .legend(move |(x, y)| {
