@@ -73,11 +73,14 @@ fn parse_series(csv: &str, column: &str) -> Option<Vec<(f64, f64)>> {
     )
 }
 
+/// A named line: (time, value) per interval.
+type Line = (String, Vec<(f64, f64)>);
+
 /// One figure: the lines of the points sharing one x value.
 struct SeriesFigure<'a> {
     title: String,
     y_desc: &'a str,
-    lines: Vec<(String, Vec<(f64, f64)>)>,
+    lines: Vec<Line>,
 }
 
 const COLORS: [RGBColor; 6] = [
@@ -170,7 +173,7 @@ pub fn write_series_plots(plan: &Plan, s: &Summary, out_dir: &Path) -> Result<Ve
         .iter()
         .position(|k| *k == plan.x)
         .unwrap_or(0);
-    let mut figures: Vec<(f64, Vec<(String, Vec<(f64, f64)>)>)> = Vec::new();
+    let mut figures: Vec<(f64, Vec<Line>)> = Vec::new();
     for pt in &plan.points {
         let x = pt.params.cells()[xi].parse::<f64>().unwrap_or(f64::NAN) * plan.plot.x_scale;
         let Ok(csv) = std::fs::read_to_string(series_file(out_dir, &pt.label)) else {
