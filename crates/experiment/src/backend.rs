@@ -44,6 +44,9 @@ pub struct RunRecord {
     pub decoding_mean_pps: Option<f64>,
     /// See `decoding_mean_pps`.
     pub decoding_sd_pps: Option<f64>,
+    /// The run's time series as CSV, columns named by `tcpnc_settings::SeriesColumn` (sim:
+    /// `tcpnc sim --series`'s; the runner keeps it when the plan's `[plot] series_y` asks).
+    pub series_csv: Option<String>,
 }
 
 /// Something that runs points.
@@ -52,9 +55,10 @@ pub trait Backend {
     fn name(&self) -> &'static str;
     /// Whether this backend can run `p` (checked for every point before the first run).
     fn check(&self, p: &Params) -> std::result::Result<(), String>;
-    /// Runs `p` once with `seed`. A failed transfer is a record (`counted = false`); an
-    /// error stops the experiment.
-    fn run(&mut self, p: &Params, seed: u64) -> Result<RunRecord>;
+    /// Runs `p` once with `seed`, keeping its time series in the record when `series` (and the
+    /// backend records one). A failed transfer is a record (`counted = false`); an error stops
+    /// the experiment.
+    fn run(&mut self, p: &Params, seed: u64, series: bool) -> Result<RunRecord>;
 }
 
 /// The deterministic simulator ([`tcpnc_sim`]).
@@ -81,6 +85,7 @@ pub fn run_spec(p: &Params, seed: u64) -> RunSpec {
         seed,
         mtu: p.mtu,
         buffer_kib: p.buffer_kib,
+        send_buffer_kib: p.send_buffer_kib,
         ack_delay_ms: p.ack_delay_ms,
         max_sim_s,
         policies: p.coding,
@@ -128,7 +133,7 @@ impl Backend for SimBackend {
         Ok(())
     }
 
-    fn run(&mut self, p: &Params, seed: u64) -> Result<RunRecord> {
+    fn run(&mut self, p: &Params, seed: u64, series: bool) -> Result<RunRecord> {
         let mut cfg = sim_config(p, seed)?;
         cfg.series_interval = Some(tcpnc_sim::series::SERIES_INTERVAL);
         let start = Instant::now();
@@ -169,6 +174,11 @@ impl Backend for SimBackend {
             flight_mean_bytes: Some(report.flight_mean_bytes),
             decoding_mean_pps: decoding.map(|d| d.0),
             decoding_sd_pps: decoding.map(|d| d.1),
+            series_csv: report
+                .series
+                .as_ref()
+                .filter(|_| series)
+                .map(|s| s.to_csv()),
         })
     }
 }

@@ -65,7 +65,7 @@ impl Backend for LabBackend {
         Ok(())
     }
 
-    fn run(&mut self, p: &Params, seed: u64) -> Result<RunRecord> {
+    fn run(&mut self, p: &Params, seed: u64, _series: bool) -> Result<RunRecord> {
         let lab = self.lab()?;
         let (path, coding, t) = lab_settings(p, seed);
         let start = Instant::now();
@@ -86,6 +86,7 @@ impl Backend for LabBackend {
                 flight_mean_bytes: None,
                 decoding_mean_pps: None,
                 decoding_sd_pps: None,
+                series_csv: None,
             }),
             Err(e) if guard::interrupted() => Err(unavailable(&e)),
             // A transfer that times out or whose processes fail is recorded (not counted)
@@ -105,6 +106,7 @@ impl Backend for LabBackend {
                 flight_mean_bytes: None,
                 decoding_mean_pps: None,
                 decoding_sd_pps: None,
+                series_csv: None,
             }),
         }
     }

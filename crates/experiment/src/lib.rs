@@ -6,7 +6,8 @@
 //! * [`backend`]: the [`Backend`] trait and the simulator backend (the lab backend lives in
 //!   the `tcpnc` CLI, which links the lab).
 //! * [`journal`]: the results CSV, which is also what a resumed run reads.
-//! * [`summary`] and [`plot`]: statistics per point and the curves drawn.
+//! * [`summary`] and [`plot`]: statistics per point and the curves drawn; [`series_plot`]:
+//!   one repetition's time series per point, drawn over time (`[plot] series_y`).
 //! * [`runner`]: the loop tying them together.
 //! * [`stream_plot`]: the figures of a stream run (latency over time, its CDF, jitter).
 //!
@@ -27,6 +28,7 @@ pub mod params;
 pub mod plan;
 pub mod plot;
 pub mod runner;
+pub mod series_plot;
 pub mod stream_plot;
 pub mod summary;
 
@@ -37,6 +39,6 @@ pub use params::{
     CongestionControl, LossPosition, Params, PathMode, PathOverrides, PathSpec, PolicyOverrides,
     keys,
 };
-pub use plan::{BackendKind, Plan, Point};
+pub use plan::{AxisScale, BackendKind, Plan, Point};
 pub use runner::{Outcome, RunOptions, finish, interrupt_flag, run_plan};
 pub use summary::{Stats, Summary};

@@ -43,6 +43,10 @@ pub struct Params {
     pub duration_s: Option<f64>,
     /// TCP socket send and receive buffers, KiB (sim).
     pub buffer_kib: usize,
+    /// The sending TCP's send buffer alone, KiB (sim; default `buffer_kib`): bounds its flight
+    /// without bounding what the receiving side holds, as ns-2's `window_` (Karafillis et al.
+    /// §II's "receive window of 100 packets"); `tcpnc sim --send-buffer-kib`.
+    pub send_buffer_kib: Option<usize>,
     /// Delayed-ACK timeout of the receiving TCP, ms, 0 = none (sim).
     pub ack_delay_ms: u64,
     /// IP MTU of the TCP endpoints (sim).
@@ -67,6 +71,7 @@ impl Default for Params {
             flows: 1,
             duration_s: None,
             buffer_kib: 64,
+            send_buffer_kib: None,
             ack_delay_ms: 10,
             mtu: 1500,
             timeout_s: 600.0,
@@ -76,12 +81,13 @@ impl Default for Params {
 }
 
 /// The keys of [`Params`] after the policy keys, in CSV column order.
-const RUN_KEYS: [&str; 9] = [
+const RUN_KEYS: [&str; 10] = [
     "buffer_packets",
     "bytes",
     "flows",
     "duration_s",
     "buffer_kib",
+    "send_buffer_kib",
     "ack_delay_ms",
     "mtu",
     "timeout_s",
@@ -134,8 +140,8 @@ impl Params {
             return Err("mode = direct: plans compare plain and nc".into());
         }
         self.policies().validate().map_err(|e| e.to_string())?;
-        if self.buffer_packets == 0 || self.buffer_kib == 0 {
-            return Err("buffer_packets and buffer_kib must be > 0".into());
+        if self.buffer_packets == 0 || self.buffer_kib == 0 || self.send_buffer_kib == Some(0) {
+            return Err("buffer_packets, buffer_kib and send_buffer_kib must be > 0".into());
         }
         if self.bytes == 0 {
             return Err("bytes must be > 0".into());

@@ -24,9 +24,13 @@
 //! x = "redundancy"              # x axis (a numeric key)
 //! best_over = ["window"]        # per series and x, keep the best mean over these keys
 //! x_scale = 1.0                 # x values are multiplied by this (100 = percent)
+//! x_axis = "linear"             # or "log" (file sizes from kB to GB)
 //! x_label = "R"
 //! y = "fast_retransmits"        # y axis: a numeric result column (default goodput_mbit)
 //! also_y = ["goodput_mbit"]     # more plots of the same runs, `<name>-<column>.png`
+//! series_y = "decoded_pps"      # time series: a column of the run's series CSV (sim), drawn
+//! series_repetition = 0         # over time for this repetition of every point, one figure
+//!                               # per x value, `<name>-series-<x>.png`
 //! ```
 
 use std::collections::BTreeSet;
@@ -58,6 +62,17 @@ impl BackendKind {
     }
 }
 
+/// How an axis maps values to positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AxisScale {
+    /// Evenly spaced values.
+    #[default]
+    Linear,
+    /// Evenly spaced powers of ten (every x must be > 0).
+    Log,
+}
+
 /// How the plot is drawn.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -68,6 +83,8 @@ pub struct PlotSpec {
     pub best_over: Vec<String>,
     /// Factor applied to x values (100 shows a probability as percent).
     pub x_scale: f64,
+    /// Linear or logarithmic x axis (`x_axis = "log"`: Karafillis Table II's sizes).
+    pub x_axis: AxisScale,
     /// X axis label (default: the key).
     pub x_label: Option<String>,
     /// The result column on the y axis (a numeric one of `journal::RESULT_COLUMNS`;
@@ -77,6 +94,15 @@ pub struct PlotSpec {
     pub also_y: Vec<String>,
     /// Y axis label.
     pub y_label: Option<String>,
+    /// A column of the runs' time series (`tcpnc sim --series`, e.g. `decoded_pps`, Karafillis
+    /// Figs. 2–3): the runner keeps repetition `series_repetition` of every point's series in
+    /// `<out>/series/` and draws it over time, one figure per x value (`series_plot.rs`).
+    pub series_y: Option<String>,
+    /// The repetition whose series is kept (the same seed at every point, so the curves of one
+    /// figure ran on the same losses, as the paper's "identical simulation seed").
+    pub series_repetition: u32,
+    /// Y axis label of the time-series figures (default: the column).
+    pub series_y_label: Option<String>,
 }
 
 impl Default for PlotSpec {
@@ -85,10 +111,14 @@ impl Default for PlotSpec {
             x: None,
             best_over: Vec::new(),
             x_scale: 1.0,
+            x_axis: AxisScale::Linear,
             x_label: None,
             y: None,
             also_y: Vec::new(),
             y_label: None,
+            series_y: None,
+            series_repetition: 0,
+            series_y_label: None,
         }
     }
 }
@@ -202,7 +232,7 @@ impl Plan {
             p.label = label(&p.params, &varying);
         }
         let x = resolve_x(&file.plot, &varying).map_err(err)?;
-        check_plot(&file.plot).map_err(err)?;
+        check_plot(&file.plot, file.repetitions).map_err(err)?;
         let name = file.name.unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -318,8 +348,9 @@ fn sweep_axes(
     Ok(axes)
 }
 
-/// `best_over` names keys and `x_scale` is positive.
-fn check_plot(plot: &PlotSpec) -> std::result::Result<(), String> {
+/// `best_over` names keys, `x_scale` is positive, the y columns exist, and `series_y` names a
+/// series column of a repetition the plan runs.
+fn check_plot(plot: &PlotSpec, repetitions: u32) -> std::result::Result<(), String> {
     for k in &plot.best_over {
         if !keys().contains(&k.as_str()) {
             return Err(format!("[plot] best_over: unknown key `{k}`"));
@@ -338,6 +369,21 @@ fn check_plot(plot: &PlotSpec) -> std::result::Result<(), String> {
             "[plot] y: `{y}` is not a numeric result column ({})",
             crate::journal::NUMERIC_RESULT_COLUMNS.join(", ")
         ));
+    }
+    if let Some(c) = &plot.series_y {
+        let names = crate::series_plot::series_columns();
+        if !names.contains(&c.as_str()) {
+            return Err(format!(
+                "[plot] series_y: `{c}` is not a series column ({})",
+                names.join(", ")
+            ));
+        }
+        if plot.series_repetition >= repetitions {
+            return Err(format!(
+                "[plot] series_repetition = {} but the plan runs repetitions 0..{repetitions}",
+                plot.series_repetition
+            ));
+        }
     }
     Ok(())
 }

@@ -1,16 +1,17 @@
-//! Plots of a summary: mean goodput (or the plan's `[plot] y` column) per series against x,
-//! with min–max bars over the
+//! Plots of a summary: mean goodput (or the plan's `[plot] y` column) per series against x
+//! (linear, or logarithmic with `[plot] x_axis = "log"`), with min–max bars over the
 //! repetitions, as PNG (bitmap backend, encoded with `png`) and SVG. Text uses DejaVu Sans
 //! embedded in the binary: the plumbing is `tcpnc-plot`'s, shared with the lab's demo.
 
 use std::path::{Path, PathBuf};
 
 use tcpnc_plot::plotters::coord::Shift;
+use tcpnc_plot::plotters::coord::ranged1d::ValueFormatter;
 use tcpnc_plot::plotters::prelude::*;
 use tcpnc_plot::{Figure, write_png_and_svg};
 
 use crate::error::{ExperimentError, Result};
-use crate::plan::Plan;
+use crate::plan::{AxisScale, Plan};
 use crate::summary::{Curve, Summary};
 
 const SIZE: (u32, u32) = (900, 560);
@@ -100,14 +101,8 @@ fn extent(plan: &Plan, s: &Summary) -> Extent {
     }
 }
 
-type Chart<'a, DB> = ChartContext<
-    'a,
-    DB,
-    Cartesian2d<
-        tcpnc_plot::plotters::coord::types::RangedCoordf64,
-        tcpnc_plot::plotters::coord::types::RangedCoordf64,
-    >,
->;
+type Chart<'a, DB, X> =
+    ChartContext<'a, DB, Cartesian2d<X, tcpnc_plot::plotters::coord::types::RangedCoordf64>>;
 
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -120,13 +115,46 @@ where
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
     let x = extent(plan, s);
-    let mut chart = ChartBuilder::on(root)
+    let mut builder = ChartBuilder::on(root);
+    builder
         .caption(&plan.title, ("sans-serif", 20))
         .margin(18)
         .x_label_area_size(48)
-        .y_label_area_size(60)
-        .build_cartesian_2d(x.xmin - x.pad..x.xmax + x.pad, 0f64..x.ymax)
-        .map_err(e)?;
+        .y_label_area_size(60);
+    match plan.plot.x_axis {
+        AxisScale::Linear => {
+            let range = x.xmin - x.pad..x.xmax + x.pad;
+            let chart = builder.build_cartesian_2d(range, 0f64..x.ymax).map_err(e)?;
+            draw_on(chart, plan, s, &x)?;
+        }
+        AxisScale::Log => {
+            if x.xmin <= 0.0 {
+                return Err(format!(
+                    "[plot] x_axis = \"log\" needs x > 0 (the smallest x is {})",
+                    x.xmin
+                ));
+            }
+            let range = (x.xmin / 1.5..x.xmax * 1.5).log_scale();
+            let chart = builder.build_cartesian_2d(range, 0f64..x.ymax).map_err(e)?;
+            draw_on(chart, plan, s, &x)?;
+        }
+    }
+    root.present().map_err(e)
+}
+
+/// Draws the mesh, the link limit (x = loss) and every curve on a chart of either x scale.
+fn draw_on<'a, DB, X>(
+    mut chart: Chart<'a, DB, X>,
+    plan: &Plan,
+    s: &Summary,
+    x: &Extent,
+) -> std::result::Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let x_desc = plan
         .plot
         .x_label
@@ -178,13 +206,13 @@ where
         .position(SeriesLabelPosition::UpperRight)
         .draw()
         .map_err(e)?;
-    root.present().map_err(e)
+    Ok(())
 }
 
 /// One series: the line of means, a dot per point, min-max bars over repetitions and, with
 /// `best_over`, the chosen values above each point.
-fn draw_curve<DB: DrawingBackend>(
-    chart: &mut Chart<'_, DB>,
+fn draw_curve<'a, DB: DrawingBackend + 'a, X: Ranged<ValueType = f64>>(
+    chart: &mut Chart<'a, DB, X>,
     c: &Curve,
     color: RGBColor,
     chosen_labels: bool,

@@ -15,6 +15,7 @@ use crate::error::{ExperimentError, Result};
 use crate::journal::{Journal, Row, read_rows, run_key};
 use crate::plan::{Plan, run_seed};
 use crate::plot::write_plots;
+use crate::series_plot::{keep_series, write_series_plots};
 use crate::summary::{Summary, summarize, write_summary};
 
 /// File names inside the output directory.
@@ -121,7 +122,11 @@ pub fn run_plan(plan: &Plan, backend: &mut dyn Backend, opts: &RunOptions) -> Re
                 break 'outer;
             }
             pb.set_message(format!("rep {rep} {}", pt.label));
-            let rec = backend.run(&pt.params, seed)?;
+            let series = plan.plot.series_y.is_some() && rep == plan.plot.series_repetition;
+            let rec = backend.run(&pt.params, seed, series)?;
+            if let (true, Some(csv)) = (series, &rec.series_csv) {
+                keep_series(&opts.out_dir, &pt.label, csv)?;
+            }
             pb.println(format!(
                 "rep {rep} {:<40} {:>8.3} Mbit/s  {}",
                 pt.label, rec.goodput_mbit, rec.outcome
@@ -144,7 +149,8 @@ pub fn run_plan(plan: &Plan, backend: &mut dyn Backend, opts: &RunOptions) -> Re
 }
 
 /// Summarises and plots what `<out>/runs.csv` holds for `plan`; returns the summary and the
-/// files written (summary, PNG, SVG, and a PNG and SVG per `[plot] also_y` column).
+/// files written (summary, PNG, SVG, a PNG and SVG per `[plot] also_y` column, and with
+/// `[plot] series_y` one per x value of the kept time series).
 pub fn finish(plan: &Plan, out_dir: &Path) -> Result<(Summary, Vec<PathBuf>)> {
     let rows = read_rows(&out_dir.join(CSV))?;
     let summary = summarize(plan, &rows);
@@ -152,6 +158,7 @@ pub fn finish(plan: &Plan, out_dir: &Path) -> Result<(Summary, Vec<PathBuf>)> {
     write_summary(plan, &summary, &json)?;
     let mut files = vec![json];
     files.extend(write_plots(plan, &summary, out_dir, &plan.name)?);
+    files.extend(write_series_plots(plan, &summary, out_dir)?);
     // `[plot] also_y`: the same curves with another result column, `<name>-<column>.png`.
     for y in &plan.plot.also_y {
         let mut other = plan.clone();

@@ -202,3 +202,75 @@ fn variants_cross_the_groups() {
     };
     assert!(e.contains("[[variant]] #1") && e.contains("repiar"), "{e}");
 }
+
+const SERIES_PLAN: &str = r#"
+name = "sizes"
+title = "sizes"
+backend = "sim"
+repetitions = 2
+seed = 3
+
+[fixed]
+cc = "reno"
+rate_mbit = 6.0
+delay_ms = 10.0
+queue_packets = 20
+loss = 0.05
+buffer_kib = 64
+timeout_s = 120.0
+window = 3
+redundancy = 1.2
+
+[sweep]
+bytes = [100000, 400000]
+mode = ["plain", "nc"]
+
+[plot]
+x = "bytes"
+x_scale = 0.001
+x_axis = "log"
+y = "completion_s"
+series_y = "decoded_pps"
+series_repetition = 1
+"#;
+
+#[test]
+fn series_plots_per_x_and_a_log_axis() {
+    let dir = temp_dir("series");
+    let plan = Plan::parse(SERIES_PLAN, Path::new("sizes.toml")).unwrap();
+    let out = run_plan(&plan, &mut SimBackend, &opts(&dir, false)).unwrap();
+    assert_eq!(out.ran, 8);
+    // One kept series per point (repetition 1 only), each a CSV with the decoding column.
+    let kept: Vec<_> = std::fs::read_dir(dir.join("series")).unwrap().collect();
+    assert_eq!(kept.len(), 4);
+    for p in &plan.points {
+        let csv = tcpnc_experiment::series_plot::series_file(&dir, &p.label);
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(
+            text.starts_with("t_s,decoded_packets,decoded_pps"),
+            "{}",
+            csv.display()
+        );
+        assert!(text.lines().count() > 2);
+    }
+    // A figure per x value (100 and 400 kB), two lines each, and the log-axis summary plot.
+    for stem in ["sizes-series-100", "sizes-series-400", "sizes"] {
+        for ext in ["png", "svg"] {
+            let f = dir.join(format!("{stem}.{ext}"));
+            assert!(out.files.contains(&f), "{} not written", f.display());
+        }
+    }
+    let svg = std::fs::read_to_string(dir.join("sizes-series-400.svg")).unwrap();
+    assert!(svg.contains("plain") && svg.contains("nc"));
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // The plot keys are checked when the plan is read.
+    let bad_column = SERIES_PLAN.replace("\"decoded_pps\"", "\"cwnd\"");
+    let e = Plan::parse(&bad_column, Path::new("b.toml")).unwrap_err();
+    assert!(e.to_string().contains("series_y"), "{e}");
+    let bad_rep = SERIES_PLAN.replace("series_repetition = 1", "series_repetition = 2");
+    let e = Plan::parse(&bad_rep, Path::new("b.toml")).unwrap_err();
+    assert!(e.to_string().contains("series_repetition"), "{e}");
+    let bad_axis = SERIES_PLAN.replace("x_axis = \"log\"", "x_axis = \"cubic\"");
+    assert!(Plan::parse(&bad_axis, Path::new("b.toml")).is_err());
+}

@@ -318,6 +318,7 @@ impl<'a> World<'a> {
             server_box: counter_map(&self.server_box.counters()),
             tcp: TcpCounters {
                 dup_acks_at_sender: self.sender_acks.dup_acks,
+                dup_ack_runs_at_sender: self.sender_acks.dup_ack_runs,
                 ..self.tcp
             },
             steps,

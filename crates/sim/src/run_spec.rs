@@ -70,6 +70,12 @@ pub struct RunSpec {
     /// Socket send and receive buffer size, KiB.
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 1024))]
     pub buffer_kib: usize,
+    /// Send buffer of the sending TCP alone, KiB, replacing `--buffer-kib` there: it bounds the
+    /// sender's flight (bytes sent and not acknowledged) without bounding what the receiving
+    /// side holds, as ns-2's TCP `window_` does for Karafillis et al.'s "receive window of 100
+    /// packets" (§II), where undecoded data never closes the window.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub send_buffer_kib: Option<usize>,
     /// Delayed-ACK timeout, ms (0 = ACK immediately).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 10))]
     pub ack_delay_ms: u64,
@@ -136,7 +142,9 @@ impl RunSpec {
         }
         cfg.mtu = self.mtu;
         cfg.rx_buffer = self.buffer_kib.saturating_mul(1024);
-        cfg.tx_buffer = cfg.rx_buffer;
+        cfg.tx_buffer = self
+            .send_buffer_kib
+            .map_or(cfg.rx_buffer, |k| k.saturating_mul(1024));
         cfg.ack_delay = (self.ack_delay_ms > 0).then(|| Duration::from_millis(self.ack_delay_ms));
         cfg.validate()?;
         Ok(cfg)
@@ -222,6 +230,7 @@ pub fn report_json(r: &SimReport) -> Value {
             "dup_acks": r.tcp.dup_acks,
             "dup_acks_at_sender": r.tcp.dup_acks_at_sender,
             "fast_retransmits": r.tcp.fast_retransmits,
+            "dup_ack_runs_at_sender": r.tcp.dup_ack_runs_at_sender,
             "flight_mean_bytes": r.flight_mean_bytes,
         },
         "forward": link_json(&r.forward),

@@ -34,6 +34,11 @@ pub struct TcpCounters {
     pub dup_acks_at_sender: u64,
     /// Client retransmissions made on a third duplicate ACK (Mitsuzumi et al. Fig. 8).
     pub fast_retransmits: u64,
+    /// Runs of three or more duplicate ACKs in a row among the server's pure ACKs: what can
+    /// trigger a fast retransmit (a duplicate between two advancing ACKs cannot, RFC 5681 §3.2).
+    pub dup_ack_runs: u64,
+    /// `dup_ack_runs` among the ACKs the client (the sending TCP) received.
+    pub dup_ack_runs_at_sender: u64,
 }
 
 /// Watches client egress for retransmissions and the ACKs reaching the client for the
@@ -58,6 +63,8 @@ pub(crate) struct SenderTap {
 #[derive(Debug, Default)]
 pub(crate) struct ReceiverTap {
     last_ack: Option<u32>,
+    /// Duplicates in a row so far.
+    run: u32,
 }
 
 /// (seq, ack, payload length, syn, fin) of an IP/TCP packet.
@@ -160,6 +167,10 @@ impl ReceiverTap {
         c.acks += 1;
         if self.last_ack == Some(ack) {
             c.dup_acks += 1;
+            self.run += 1;
+            c.dup_ack_runs += u64::from(self.run == 3);
+        } else {
+            self.run = 0;
         }
         self.last_ack = Some(ack);
     }
@@ -243,5 +254,19 @@ mod tests {
         let (c, flight) = scenario(&[dup, dup, dup, dup], 1300);
         assert_eq!((c.retransmissions, c.fast_retransmits), (1, 0));
         assert_eq!(flight, 300);
+    }
+
+    #[test]
+    fn only_three_duplicates_in_a_row_make_a_run() {
+        let mut tap = ReceiverTap::default();
+        let mut c = TcpCounters::default();
+        // Interleaved (a useless redundant combination after each arrival): 3 duplicates, no
+        // run; then three in a row: one run, however long it goes on.
+        for a in [
+            1100, 1100, 1200, 1200, 1300, 1300, 1400, 1400, 1400, 1400, 1400,
+        ] {
+            tap.observe(&ack(a, 500), &mut c);
+        }
+        assert_eq!((c.dup_acks, c.dup_ack_runs), (7, 1));
     }
 }

@@ -9,49 +9,57 @@ use tcpnc_sim::SimOutcome;
 use tcpnc_sim::run_spec::RunSpec;
 use tcpnc_sim::series::SERIES_INTERVAL;
 
-/// Karafillis §III (Figs. 2–3): 5 Mbit/s, RTT 50 ms, 1000-byte packets, 100-packet queue
-/// and receive window, 10 % loss; `bytes` of transfer.
-fn karafillis(profile: Profile, repair: Option<RepairPolicy>, bytes: u64) -> RunSpec {
+/// Karafillis §III (Figs. 2–3): 5 Mbit/s, RTT 50 ms, 1000-byte packets, 100-packet queue,
+/// `loss`, `bytes` of transfer. The paper's "receive window of 100 packets" is ns-2's TCP
+/// `window_`, a bound on the sender's flight: here the sending TCP's 100 KiB send buffer, with
+/// a large receive buffer so that undecoded data does not close TCP/NC's window (the plan
+/// `experiments/karafillis-fig2-3-decoding.toml`, docs/results.md).
+fn karafillis(repair: RepairPolicy, loss: f64, seed: u64, bytes: u64) -> RunSpec {
     RunSpec {
         mode: PathMode::Nc,
-        profile,
+        profile: Profile::KarafillisPb,
         cc: CongestionControl::Reno,
         path: PathOverrides {
             rate_mbit: Some(5.0),
             delay_ms: Some(25.0),
-            loss: Some(0.1),
+            loss: Some(loss),
             queue_packets: Some(100),
             ..PathOverrides::default()
         },
         bytes,
-        seed: 1,
+        seed,
         mtu: 1040,
-        buffer_kib: 100,
+        buffer_kib: 4096,
+        send_buffer_kib: Some(100),
         ack_delay_ms: 10,
         max_sim_s: 600.0,
         policies: PolicyOverrides {
-            repair,
+            repair: Some(repair),
             ..PolicyOverrides::default()
         },
     }
 }
 
 #[test]
-fn pb_decodes_more_steadily_than_nc() {
-    let run = |repair| {
-        let spec = karafillis(Profile::KarafillisPb, repair, 3_000_000);
+fn pb_lowers_the_sd_of_the_decoding_throughput() {
+    // Karafillis §III: PB's decoding throughput (decoded packets per 0.1 s) has a smaller
+    // standard deviation than NC's on the same seed (3 MB, 5 % loss: Fig. 3's setting). With
+    // `repair = off` on both sides the two runs are the same run and the assertion fails.
+    let sd = |repair, seed| {
+        let spec = karafillis(repair, 0.05, seed, 3_000_000);
         let r = spec.run_with_series(Some(SERIES_INTERVAL)).unwrap();
         assert_eq!(r.outcome, SimOutcome::Completed);
         assert!(r.integrity_ok);
-        let (mean, sd) = r.series.as_ref().unwrap().decoding_mean_sd();
-        (r.completion_s, sd / mean)
+        r.series.as_ref().unwrap().decoding_mean_sd().1
     };
-    // The 3 MB file of Figs. 2–3. Smoothness is compared as sd / mean (PB also raises the
-    // mean); completion time is not asserted: it goes either way with the seed here
-    // (docs/results.md).
-    let (_, nc_cv) = run(Some(RepairPolicy::Off));
-    let (_, pb_cv) = run(None);
-    assert!(pb_cv < nc_cv, "decoding sd/mean PB {pb_cv}, NC {nc_cv}");
+    let (mut nc_sum, mut pb_sum) = (0.0, 0.0);
+    for seed in [1, 2] {
+        let (nc, pb) = (sd(RepairPolicy::Off, seed), sd(RepairPolicy::EotPb, seed));
+        assert!(pb < nc, "seed {seed}: decoding sd PB {pb}, NC {nc}");
+        nc_sum += nc;
+        pb_sum += pb;
+    }
+    assert!(pb_sum < 0.9 * nc_sum, "PB {pb_sum}, NC {nc_sum}");
 }
 
 /// Mitsuzumi §IV's setting on the simulator: 10 Mbit/s, 10 ms, 5 % loss, MSS 1000 (MTU
@@ -71,6 +79,7 @@ fn mitsuzumi_spec(mode: PathMode) -> RunSpec {
         seed: 1,
         mtu: 1040,
         buffer_kib: 1024,
+        send_buffer_kib: None,
         ack_delay_ms: 10,
         max_sim_s: 600.0,
         policies: PolicyOverrides::default(),
@@ -102,6 +111,52 @@ fn mitsuzumi_rule_gives_fewer_duplicate_acks_at_high_redundancy() {
 }
 
 #[test]
+fn useless_redundant_acks_in_a_row_cause_fast_retransmits_under_the_original_rule() {
+    // Mitsuzumi §III-A, Fig. 3 (an error-free channel): duplicate ACKs of useless redundant
+    // combinations make the source TCP fast-retransmit under the original rule, not under
+    // Mitsuzumi's. smoltcp (RFC 5681) counts duplicates in a row, and tcpnc sends an arrival's
+    // redundant combinations right after its first one, so the effect needs three useless
+    // combinations per arrival: R = 4 (at R 1.05-1.2, Figs. 7-10's range, every duplicate sits
+    // between two advancing ACKs and none is ever the third; docs/results.md).
+    let run = |ack_rule| {
+        let spec = RunSpec {
+            path: PathOverrides {
+                loss: Some(0.0),
+                queue_packets: Some(100),
+                ..mitsuzumi_spec(PathMode::Nc).path
+            },
+            buffer_kib: 64,
+            policies: PolicyOverrides {
+                ack_rule: Some(ack_rule),
+                redundancy: Some(RedundancyPolicy::Fixed(4.0)),
+                ..PolicyOverrides::default()
+            },
+            ..mitsuzumi_spec(PathMode::Nc)
+        };
+        let r = spec.run().unwrap();
+        assert!(r.integrity_ok, "{ack_rule:?}");
+        (r.tcp.fast_retransmits, r.tcp.dup_ack_runs_at_sender)
+    };
+    // Goodput is not asserted: over 1 MB it goes either way with the seed (slow start
+    // dominates); docs/results.md measures it over 9.6 MB.
+    let (every_fr, every_runs) = run(AckPolicy::EveryCombination);
+    let (m_fr, m_runs) = run(AckPolicy::SuppressUselessRedundant);
+    assert!(
+        every_runs >= 100,
+        "runs of 3 duplicates, every: {every_runs}"
+    );
+    assert!(every_fr >= 100, "fast retransmits, every: {every_fr}");
+    assert!(
+        m_fr * 10 < every_fr,
+        "fast retransmits: mitsuzumi {m_fr}, every {every_fr}"
+    );
+    assert!(
+        m_runs * 10 < every_runs,
+        "runs: mitsuzumi {m_runs}, every {every_runs}"
+    );
+}
+
+#[test]
 fn coding_spares_the_fast_retransmits_of_plain_tcp() {
     // Mitsuzumi Fig. 11 at 5 % loss: TCP fast-retransmits over and over, TCP/NC with R = x +
     // 0.05 and the Mitsuzumi rule almost never (smoltcp Reno; 1 MB instead of 9.6 MB).
@@ -114,6 +169,7 @@ fn coding_spares_the_fast_retransmits_of_plain_tcp() {
             },
             seed: 3,
             buffer_kib: 64,
+            send_buffer_kib: None,
             policies: PolicyOverrides {
                 ack_rule: Some(AckPolicy::SuppressUselessRedundant),
                 redundancy: Some(RedundancyPolicy::Fixed(1.1026)),

@@ -35,6 +35,7 @@ fn spec(seed: u64) -> RunSpec {
         seed,
         mtu: 1500,
         buffer_kib: 1024,
+        send_buffer_kib: None,
         ack_delay_ms: 10,
         max_sim_s: 120.0,
         policies: PolicyOverrides::default(),
