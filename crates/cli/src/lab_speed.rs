@@ -7,7 +7,7 @@ use serde_json::json;
 use tcpnc_lab::settings::TransferSettings;
 use tcpnc_lab::speed::{self, SpeedCase, SpeedResult};
 use tcpnc_lab::{Lab, guard, progress};
-use tcpnc_settings::CongestionControl;
+use tcpnc_settings::{CongestionControl, Switch};
 
 /// `tcpnc lab speed`.
 #[derive(Debug, Clone, Args)]
@@ -40,6 +40,10 @@ pub struct SpeedArgs {
     /// own drops in the `drops` columns.
     #[arg(long, value_name = "N")]
     pub queue_packets: Option<usize>,
+    /// The gateways' `tun_offload` (`on` or `off`; default: theirs, on where the kernel has
+    /// it). The JSON's `tun_offload` says what the gateways ran with.
+    #[arg(long, value_name = "on|off")]
+    pub tun_offload: Option<Switch>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -49,6 +53,7 @@ pub struct SpeedArgs {
 pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
     guard::require_root()?;
     lab.queue_packets = a.queue_packets;
+    lab.tun_offload = a.tun_offload.map(Switch::is_on);
     let windows = if a.no_nc { &[][..] } else { &a.windows[..] };
     let cases = SpeedCase::set(!a.no_off, windows, &a.redundancy);
     if cases.is_empty() {
@@ -99,14 +104,23 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
         report["load_average_after"],
     );
     println!(
-        "{:>12} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>6} {:>5}",
-        "case", "Mbit/s", "CPU s/GB", "tun rx", "tun tx", "udp rx", "udp tx", "drops", "ok"
+        "{:>12} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8}",
+        "case",
+        "Mbit/s",
+        "CPU s/GB",
+        "tun rx",
+        "tun tx",
+        "udp rx",
+        "udp tx",
+        "drops",
+        "ok",
+        "offload"
     );
     for r in results {
         let p = &r.packets_per_call;
         let d = &r.drops;
         println!(
-            "{:>12} {:>10.1} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>5}",
+            "{:>12} {:>10.1} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>5} {:>8}",
             r.case.label(),
             r.goodput_mbit,
             r.cpu_s_per_gb,
@@ -114,8 +128,9 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
             p.tun_tx,
             p.udp_rx,
             p.udp_tx,
-            d.queue + d.tun_write_errors + d.udp_send_errors + d.engine_queue,
-            if r.integrity_ok { "yes" } else { "NO" }
+            d.queue + d.tun_write_errors + d.tun_read_errors + d.udp_send_errors + d.engine_queue,
+            if r.integrity_ok { "yes" } else { "NO" },
+            if r.tun_offload { "on" } else { "off" }
         );
     }
     println!("(tun/udp columns: packets per system call, both gateways)");

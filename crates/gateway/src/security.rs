@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tcpnc_tunnel::outer::{INTEGRITY_OVERHEAD, TRANSPORT_OVERHEAD};
 use tcpnc_tunnel::{
-    Drop, DropCounters, Key, Limits, PeerKeys, Received, Timers, Tunnel, TunnelConfig, TunnelEvent,
+    Arrival, Drop, DropCounters, Key, Limits, PeerKeys, Timers, Tunnel, TunnelConfig, TunnelEvent,
 };
 
 use crate::config::{ConfigError, Peer, RawInterface, RawPeer};
@@ -142,10 +142,13 @@ pub(crate) fn check_unique_keys(peers: &[Peer]) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Sealing buffers the integrity envelope keeps for reuse at most.
+const SPARE_BUFFERS: usize = 1024;
+
 /// What an opened datagram holds.
 pub enum Opened {
-    /// A frame for peer `.0`'s engine.
-    Frame(usize, Vec<u8>),
+    /// A frame for peer `.0`'s engine, in the buffer given to [`Envelope::open`].
+    Frame(usize),
     /// Authenticated, nothing for the engine (handshake, empty keepalive).
     Control(usize),
 }
@@ -158,6 +161,8 @@ pub enum Envelope {
         by_endpoint: HashMap<SocketAddr, usize>,
         /// Sealed datagrams waiting to be sent.
         out: VecDeque<(usize, Vec<u8>)>,
+        /// Buffers of sent datagrams, sealed into again ([`Envelope::recycle`]).
+        spare: Vec<Vec<u8>>,
         /// Drops by reason.
         drops: DropCounters,
     },
@@ -180,6 +185,7 @@ impl Envelope {
                     .filter_map(|(i, p)| p.endpoint.map(|e| (e, i)))
                     .collect(),
                 out: VecDeque::new(),
+                spare: Vec::new(),
                 drops: DropCounters::default(),
             }),
             Security::Keys { private } => {
@@ -208,26 +214,35 @@ impl Envelope {
         }
     }
 
-    /// Opens a datagram from `from`; a drop is counted here.
-    pub fn open(&mut self, now: Duration, from: SocketAddr, d: &[u8]) -> Result<Opened, Drop> {
+    /// Opens a datagram from `from`, a frame into `frame` (replaced; reused between
+    /// datagrams, so opening allocates nothing once warm); a drop is counted here.
+    pub fn open(
+        &mut self,
+        now: Duration,
+        from: SocketAddr,
+        d: &[u8],
+        frame: &mut Vec<u8>,
+    ) -> Result<Opened, Drop> {
         match self {
             Envelope::Integrity {
                 by_endpoint, drops, ..
             } => {
                 let r = match by_endpoint.get(&from) {
                     None => Err(Drop::UnknownSource),
-                    Some(&i) => {
-                        tcpnc_tunnel::integrity::open(d).map(|f| Opened::Frame(i, f.to_vec()))
-                    }
+                    Some(&i) => tcpnc_tunnel::integrity::open(d).map(|f| {
+                        frame.clear();
+                        frame.extend_from_slice(f);
+                        Opened::Frame(i)
+                    }),
                 };
                 if let Err(e) = &r {
                     drops.add(*e);
                 }
                 r
             }
-            Envelope::Secure(t) => match t.receive(now, from, d)? {
-                Received::Frame { peer, frame } => Ok(Opened::Frame(peer, frame)),
-                Received::Control { peer } => Ok(Opened::Control(peer)),
+            Envelope::Secure(t) => match t.receive_into(now, from, d, frame)? {
+                Arrival::Frame { peer } => Ok(Opened::Frame(peer)),
+                Arrival::Control { peer } => Ok(Opened::Control(peer)),
             },
         }
     }
@@ -235,10 +250,25 @@ impl Envelope {
     /// Seals a frame of `peer`'s engine; the datagram(s) come out of [`Envelope::poll_transmit`].
     pub fn seal(&mut self, now: Duration, peer: usize, frame: &[u8]) {
         match self {
-            Envelope::Integrity { out, .. } => {
-                out.push_back((peer, tcpnc_tunnel::integrity::seal(frame)))
+            Envelope::Integrity { out, spare, .. } => {
+                let mut d = spare.pop().unwrap_or_default();
+                tcpnc_tunnel::integrity::seal_into(frame, &mut d);
+                out.push_back((peer, d));
             }
             Envelope::Secure(t) => t.send(now, peer, frame),
+        }
+    }
+
+    /// Hands back a sent datagram's buffer to be sealed into again (no allocation per sealed
+    /// datagram once warm; at most [`SPARE_BUFFERS`] kept).
+    pub fn recycle(&mut self, datagram: Vec<u8>) {
+        match self {
+            Envelope::Integrity { spare, .. } => {
+                if spare.len() < SPARE_BUFFERS {
+                    spare.push(datagram);
+                }
+            }
+            Envelope::Secure(t) => t.recycle(datagram),
         }
     }
 
