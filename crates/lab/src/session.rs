@@ -484,9 +484,12 @@ fn start_gateway(lab: &Lab, name: &str, ns: &str, file: &Path, stats: &Path) -> 
             })
         },
     )?;
-    // The TUN carries MSS-sized segments only if the kernel does not offload; a TUN without
-    // offload support reports them off already.
-    in_netns(ns, || netns::offloads_off(TUN_DEV))?;
+    // A gateway with TUN offloads (its default) takes TSO/GSO super-packets and cuts them into
+    // MSS-sized segments itself; without, the TUN must carry MSS-sized segments only (a plain
+    // TUN reports its offloads off already; this checks it).
+    if lab.tun_offload == Some(false) {
+        in_netns(ns, || netns::offloads_off(TUN_DEV))?;
+    }
     Ok(gw)
 }
 
