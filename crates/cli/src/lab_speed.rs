@@ -7,7 +7,7 @@ use serde_json::json;
 use tcpnc_lab::settings::TransferSettings;
 use tcpnc_lab::speed::{self, SpeedCase, SpeedResult};
 use tcpnc_lab::{Lab, guard, progress};
-use tcpnc_settings::{CongestionControl, Switch};
+use tcpnc_settings::CongestionControl;
 
 /// `tcpnc lab speed`.
 #[derive(Debug, Clone, Args)]
@@ -40,10 +40,6 @@ pub struct SpeedArgs {
     /// own drops in the `drops` columns.
     #[arg(long, value_name = "N")]
     pub queue_packets: Option<usize>,
-    /// The gateways' `tun_offload` (`on` or `off`; default: theirs, on where the kernel has
-    /// it). The JSON's `tun_offload` says what the gateways ran with.
-    #[arg(long, value_name = "on|off")]
-    pub tun_offload: Option<Switch>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -53,7 +49,6 @@ pub struct SpeedArgs {
 pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
     guard::require_root()?;
     lab.queue_packets = a.queue_packets;
-    lab.tun_offload = a.tun_offload.map(Switch::is_on);
     let windows = if a.no_nc { &[][..] } else { &a.windows[..] };
     let cases = SpeedCase::set(!a.no_off, windows, &a.redundancy);
     if cases.is_empty() {

@@ -153,19 +153,22 @@ pub enum Opened {
     Control(usize),
 }
 
+/// The state of integrity mode.
+pub struct IntegrityState {
+    /// Peer index by configured endpoint.
+    by_endpoint: HashMap<SocketAddr, usize>,
+    /// Sealed datagrams waiting to be sent.
+    out: VecDeque<(usize, Vec<u8>)>,
+    /// Buffers of sent datagrams, sealed into again ([`Envelope::recycle`]).
+    spare: Vec<Vec<u8>>,
+    /// Drops by reason.
+    drops: DropCounters,
+}
+
 /// The envelope of every datagram (see the module documentation).
 pub enum Envelope {
     /// Integrity mode: peers by endpoint, CRC-32C.
-    Integrity {
-        /// Peer index by configured endpoint.
-        by_endpoint: HashMap<SocketAddr, usize>,
-        /// Sealed datagrams waiting to be sent.
-        out: VecDeque<(usize, Vec<u8>)>,
-        /// Buffers of sent datagrams, sealed into again ([`Envelope::recycle`]).
-        spare: Vec<Vec<u8>>,
-        /// Drops by reason.
-        drops: DropCounters,
-    },
+    Integrity(Box<IntegrityState>),
     /// Noise sessions.
     Secure(Box<Tunnel>),
 }
@@ -178,7 +181,7 @@ impl Envelope {
         unix_origin: Duration,
     ) -> Result<Envelope, tcpnc_tunnel::KeyError> {
         match security {
-            Security::Insecure => Ok(Envelope::Integrity {
+            Security::Insecure => Ok(Envelope::Integrity(Box::new(IntegrityState {
                 by_endpoint: peers
                     .iter()
                     .enumerate()
@@ -187,7 +190,7 @@ impl Envelope {
                 out: VecDeque::new(),
                 spare: Vec::new(),
                 drops: DropCounters::default(),
-            }),
+            }))),
             Security::Keys { private } => {
                 let keys = peers
                     .iter()
@@ -224,10 +227,8 @@ impl Envelope {
         frame: &mut Vec<u8>,
     ) -> Result<Opened, Drop> {
         match self {
-            Envelope::Integrity {
-                by_endpoint, drops, ..
-            } => {
-                let r = match by_endpoint.get(&from) {
+            Envelope::Integrity(st) => {
+                let r = match st.by_endpoint.get(&from) {
                     None => Err(Drop::UnknownSource),
                     Some(&i) => tcpnc_tunnel::integrity::open(d).map(|f| {
                         frame.clear();
@@ -236,7 +237,7 @@ impl Envelope {
                     }),
                 };
                 if let Err(e) = &r {
-                    drops.add(*e);
+                    st.drops.add(*e);
                 }
                 r
             }
@@ -250,10 +251,10 @@ impl Envelope {
     /// Seals a frame of `peer`'s engine; the datagram(s) come out of [`Envelope::poll_transmit`].
     pub fn seal(&mut self, now: Duration, peer: usize, frame: &[u8]) {
         match self {
-            Envelope::Integrity { out, spare, .. } => {
-                let mut d = spare.pop().unwrap_or_default();
+            Envelope::Integrity(st) => {
+                let mut d = st.spare.pop().unwrap_or_default();
                 tcpnc_tunnel::integrity::seal_into(frame, &mut d);
-                out.push_back((peer, d));
+                st.out.push_back((peer, d));
             }
             Envelope::Secure(t) => t.send(now, peer, frame),
         }
@@ -263,9 +264,9 @@ impl Envelope {
     /// datagram once warm; at most [`SPARE_BUFFERS`] kept).
     pub fn recycle(&mut self, datagram: Vec<u8>) {
         match self {
-            Envelope::Integrity { spare, .. } => {
-                if spare.len() < SPARE_BUFFERS {
-                    spare.push(datagram);
+            Envelope::Integrity(st) => {
+                if st.spare.len() < SPARE_BUFFERS {
+                    st.spare.push(datagram);
                 }
             }
             Envelope::Secure(t) => t.recycle(datagram),
@@ -275,7 +276,7 @@ impl Envelope {
     /// The next datagram to send, with its peer.
     pub fn poll_transmit(&mut self) -> Option<(usize, Vec<u8>)> {
         match self {
-            Envelope::Integrity { out, .. } => out.pop_front(),
+            Envelope::Integrity(st) => st.out.pop_front(),
             Envelope::Secure(t) => t.poll_transmit().map(|x| (x.peer, x.datagram)),
         }
     }
@@ -283,7 +284,7 @@ impl Envelope {
     /// The next peer known to have restarted (lost its engine state): its boot id changed.
     pub fn poll_restarted(&mut self) -> Option<usize> {
         match self {
-            Envelope::Integrity { .. } => None,
+            Envelope::Integrity(_) => None,
             Envelope::Secure(t) => t.poll_event().map(|e| match e {
                 TunnelEvent::PeerRestarted { peer } => peer,
             }),
@@ -293,7 +294,7 @@ impl Envelope {
     /// When [`Envelope::handle_timeout`] has work.
     pub fn poll_timeout(&self) -> Option<Duration> {
         match self {
-            Envelope::Integrity { .. } => None,
+            Envelope::Integrity(_) => None,
             Envelope::Secure(t) => t.poll_timeout(),
         }
     }
@@ -313,7 +314,7 @@ impl Envelope {
     /// Counters as `(name, value)` pairs.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         match self {
-            Envelope::Integrity { drops, .. } => drops.pairs().collect(),
+            Envelope::Integrity(st) => st.drops.pairs().collect(),
             Envelope::Secure(t) => t.stats().pairs(),
         }
     }
@@ -321,7 +322,7 @@ impl Envelope {
     /// Every drop so far.
     pub fn drops(&self) -> u64 {
         match self {
-            Envelope::Integrity { drops, .. } => drops.total(),
+            Envelope::Integrity(st) => st.drops.total(),
             Envelope::Secure(t) => t.stats().drops.total(),
         }
     }
