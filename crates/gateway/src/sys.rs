@@ -60,6 +60,7 @@ impl SysTun {
         }
         let dev = match offload.then(|| build(name, address, mtu, true)) {
             Some(Ok(dev)) => dev,
+            Some(Err(e @ (GatewayError::NotRoot | GatewayError::NoTunDevice))) => return Err(e),
             Some(Err(e)) => {
                 tracing::warn!("TUN offloads (IFF_VNET_HDR) refused, using a plain TUN: {e}");
                 build(name, address, mtu, false)?
@@ -108,7 +109,15 @@ fn build(
 }
 
 impl Tun for SysTun {
+    /// One packet from a plain TUN. An offloading TUN's reads start with a virtio header and
+    /// may hold many packets: only [`Tun::recv_batch`] reads it (this is an error there).
     fn recv(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+        if self.gro.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "an offloading TUN is read with recv_batch",
+            ));
+        }
         if !wait_readable(self.dev.as_raw_fd(), timeout)? {
             return Ok(None);
         }
