@@ -12,7 +12,7 @@ use tcpnc_lab::settings::{PathSettings, TransferSettings};
 use tcpnc_lab::tunnel_mode::TunnelMode;
 use tcpnc_lab::{Lab, guard, http, measure, progress};
 use tcpnc_settings::{
-    CongestionControl, PathMode, PathOverrides, PathSpec, PolicyOverrides, Profile,
+    CongestionControl, PathMode, PathOverrides, PathSpec, PolicyOverrides, Profile, Switch,
 };
 
 /// Arguments of `tcpnc lab`.
@@ -22,9 +22,22 @@ pub struct LabArgs {
     /// the default, what a deployment runs) or insecure (CRC-32C integrity only).
     #[arg(long, global = true, value_enum, default_value_t = TunnelArg::Secure)]
     pub tunnel: TunnelArg,
+    /// The gateways' `tun_offload` (`on` or `off`; default: theirs, on where the kernel has
+    /// it): TUN offloads, docs/gateway.md.
+    #[arg(long, global = true, value_name = "on|off")]
+    pub tun_offload: Option<Switch>,
     /// What to do.
     #[command(subcommand)]
     pub command: LabCommand,
+}
+
+/// The gateway settings every lab command takes: `--tunnel`, `--tun-offload`.
+#[derive(Debug, Clone, Copy)]
+pub struct LabGateways {
+    /// `--tunnel`.
+    pub tunnel: TunnelArg,
+    /// `--tun-offload`.
+    pub tun_offload: Option<Switch>,
 }
 
 /// `--tunnel`.
@@ -346,15 +359,20 @@ fn secs(s: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(s).context("--timeout-s must be a positive number of seconds")
 }
 
-pub(crate) fn new_lab(tunnel: TunnelArg) -> Result<Lab> {
+pub(crate) fn new_lab(gw: LabGateways) -> Result<Lab> {
     guard::require_root()?;
     let mut lab = Lab::new(tcpnc_lab::tcpnc_exe()?)?;
-    lab.tunnel = tunnel.into();
+    lab.tunnel = gw.tunnel.into();
+    lab.tun_offload = gw.tun_offload.map(Switch::is_on);
     Ok(lab)
 }
 
 /// Runs `tcpnc lab`.
 pub fn run(args: LabArgs) -> Result<()> {
+    let gw = LabGateways {
+        tunnel: args.tunnel,
+        tun_offload: args.tun_offload,
+    };
     match args.command {
         LabCommand::Sink(a) => std::process::exit(tcpnc_lab::sink_main(
             a.listen,
@@ -394,10 +412,10 @@ pub fn run(args: LabArgs) -> Result<()> {
             secs(a.duration_s)?,
             a.max_captured,
         )),
-        LabCommand::Compare(a) => compare(a, args.tunnel),
-        LabCommand::Speed(a) => crate::lab_speed::run(a, new_lab(args.tunnel)?),
-        LabCommand::Run(a) => run_one(a, args.tunnel),
-        LabCommand::Stream(a) => crate::lab_stream::run(*a, args.tunnel),
+        LabCommand::Compare(a) => compare(a, gw),
+        LabCommand::Speed(a) => crate::lab_speed::run(a, new_lab(gw)?),
+        LabCommand::Run(a) => run_one(a, gw),
+        LabCommand::Stream(a) => crate::lab_stream::run(*a, gw),
         LabCommand::StreamSink(a) => std::process::exit(tcpnc_lab::frame_sink_main(
             a.listen,
             &a.trace,
@@ -420,12 +438,12 @@ pub fn run(args: LabArgs) -> Result<()> {
             }
             run_demo(a)
         }
-        LabCommand::Http(a) => run_http(a, args.tunnel),
+        LabCommand::Http(a) => run_http(a, gw),
     }
 }
 
-fn compare(a: CompareArgs, tunnel: TunnelArg) -> Result<()> {
-    let lab = new_lab(tunnel)?;
+fn compare(a: CompareArgs, gw: LabGateways) -> Result<()> {
+    let lab = new_lab(gw)?;
     let bar = progress::bar(!a.json);
     let (path, coding, t) = (
         a.path.settings(),
@@ -455,8 +473,8 @@ fn compare(a: CompareArgs, tunnel: TunnelArg) -> Result<()> {
     Ok(())
 }
 
-fn run_one(a: RunArgs, tunnel: TunnelArg) -> Result<()> {
-    let mut lab = new_lab(tunnel)?;
+fn run_one(a: RunArgs, gw: LabGateways) -> Result<()> {
+    let mut lab = new_lab(gw)?;
     if let Some(s) = a.spoof_s {
         lab.spoof = Some(secs(s)?);
     }
@@ -541,8 +559,8 @@ fn run_demo(a: DemoArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_http(a: HttpArgs, tunnel: TunnelArg) -> Result<()> {
-    let lab = new_lab(tunnel)?;
+fn run_http(a: HttpArgs, gw: LabGateways) -> Result<()> {
+    let lab = new_lab(gw)?;
     let r = http::http_download(
         &lab,
         a.mode,

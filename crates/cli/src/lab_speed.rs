@@ -99,14 +99,23 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
         report["load_average_after"],
     );
     println!(
-        "{:>12} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>6} {:>5}",
-        "case", "Mbit/s", "CPU s/GB", "tun rx", "tun tx", "udp rx", "udp tx", "drops", "ok"
+        "{:>12} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8}",
+        "case",
+        "Mbit/s",
+        "CPU s/GB",
+        "tun rx",
+        "tun tx",
+        "udp rx",
+        "udp tx",
+        "drops",
+        "ok",
+        "offload"
     );
     for r in results {
         let p = &r.packets_per_call;
         let d = &r.drops;
         println!(
-            "{:>12} {:>10.1} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>5}",
+            "{:>12} {:>10.1} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>5} {:>8}",
             r.case.label(),
             r.goodput_mbit,
             r.cpu_s_per_gb,
@@ -114,8 +123,9 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
             p.tun_tx,
             p.udp_rx,
             p.udp_tx,
-            d.queue + d.tun_write_errors + d.udp_send_errors + d.engine_queue,
-            if r.integrity_ok { "yes" } else { "NO" }
+            d.queue + d.tun_write_errors + d.tun_read_errors + d.udp_send_errors + d.engine_queue,
+            if r.integrity_ok { "yes" } else { "NO" },
+            if r.tun_offload { "on" } else { "off" }
         );
     }
     println!("(tun/udp columns: packets per system call, both gateways)");

@@ -13,7 +13,7 @@ use tcpnc_lab::{Lab, guard};
 use tcpnc_settings::CongestionControl;
 use tcpnc_stream::{LAB_DURATION_S, StreamSpec, Trace, series_csv};
 
-use crate::lab::{CodingArgs, PathArgs, TunnelArg, new_lab};
+use crate::lab::{CodingArgs, LabGateways, PathArgs, new_lab};
 
 /// `tcpnc lab stream` (its help text is `LabCommand::Stream`'s).
 #[derive(Debug, Clone, Args)]
@@ -111,7 +111,7 @@ pub fn load_trace(
 }
 
 /// Runs `tcpnc lab stream`.
-pub fn run(a: StreamArgs, tunnel: TunnelArg) -> Result<()> {
+pub fn run(a: StreamArgs, gw: LabGateways) -> Result<()> {
     ensure!(!a.cases.is_empty(), "--cases names no case");
     if a.coding.policies.window_policy.is_some() {
         bail!("the nc cases set the window policy; choose them with --cases nc-fixed,nc-vbnc");
@@ -129,7 +129,7 @@ pub fn run(a: StreamArgs, tunnel: TunnelArg) -> Result<()> {
     path.validate()?;
     let coding = a.coding.resolved(path.spec.loss);
     guard::require_root()?;
-    let lab = new_lab(tunnel)?;
+    let lab = new_lab(gw)?;
     let settings = StreamSettings {
         nc_cc: a.nc_cc,
         data_seed: a.seed,

@@ -96,6 +96,7 @@ impl Scratch {
             gateway: GatewayCounters::default(),
             peers: vec![],
             window: Some(12),
+            tun_offload: false,
             tunnel: serde_json::Value::Null,
         };
         tcpnc_gateway::stats::write_snapshot(&stats, &snapshot).unwrap();

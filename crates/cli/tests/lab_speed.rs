@@ -1,7 +1,12 @@
 //! The CI speed smoke test: `tcpnc lab speed` (two gateways joined directly, no emulator) at
 //! full speed for a few seconds, modes off and nc: every byte arrives intact and the gateways'
-//! own queues drop nothing (input queue, engine transmit/local queues, TUN write and UDP send
-//! errors). No rate is asserted (rates belong to the benchmark's figures, docs/speed.md).
+//! own queues drop nothing (input queue, engine transmit/local queues, TUN write and read
+//! errors, UDP send errors). No rate is asserted (rates belong to the benchmark's figures,
+//! docs/speed.md).
+//!
+//! TUN offloads (`IFF_VNET_HDR`, the gateways' default): the kernel hands the TUN large TCP
+//! segments during a bulk transfer, so one TUN read gives more than one IP packet on average.
+//! With `--tun-offload off` every read gives exactly one and the assertion fails.
 //!
 //! Needs root (network namespaces, TUN) and `ip`; elsewhere it prints why it skips and passes.
 
@@ -35,6 +40,7 @@ fn full_speed_is_intact_without_gateway_drops() {
         for k in [
             "queue",
             "tun_write_errors",
+            "tun_read_errors",
             "udp_send_errors",
             "engine_queue",
         ] {
@@ -46,5 +52,11 @@ fn full_speed_is_intact_without_gateway_drops() {
             assert!(p[k].as_f64().unwrap_or(0.0) >= 1.0, "{k}: {p}");
         }
         assert!(r["cpu_s_per_gb"].as_f64().unwrap_or(0.0) > 0.0, "{r}");
+        assert_eq!(
+            r["tun_offload"], true,
+            "the gateways' TUNs run with offloads: {r}"
+        );
+        let tun_rx = p["tun_rx"].as_f64().unwrap_or(0.0);
+        assert!(tun_rx > 1.0, "packets per TUN read with offloads: {p}");
     }
 }

@@ -28,6 +28,7 @@ fn snapshot() -> Snapshot {
                  "redundancy_permille": 1300, "repairs_sent": 6}}]}),
         }],
         window: Some(16),
+        tun_offload: false,
         tunnel: serde_json::Value::Null,
     }
 }

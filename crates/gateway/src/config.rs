@@ -97,6 +97,10 @@ pub struct RawInterface {
     pub stats_file: Option<String>,
     /// Bound of the gateway's input queue in packets (default 4096).
     pub queue_packets: Option<usize>,
+    /// TUN offloads (`IFF_VNET_HDR`: large TCP segments in, GRO out) when the kernel accepts
+    /// them (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tun_offload: Option<bool>,
     /// Serve Prometheus metrics on this `addr:port` (default: no metrics server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_listen: Option<String>,
@@ -154,6 +158,8 @@ pub struct Interface {
     pub stats_file: PathBuf,
     /// Input queue bound (packets).
     pub queue_packets: usize,
+    /// Ask for TUN offloads (`IFF_VNET_HDR`); a kernel that refuses them gets a plain TUN.
+    pub tun_offload: bool,
     /// Operator keys: metrics server, log level ([`crate::operate`]).
     pub operate: Operate,
 }
@@ -406,6 +412,7 @@ impl RawInterface {
             routes: self.routes.unwrap_or(true),
             stats_file,
             queue_packets,
+            tun_offload: self.tun_offload.unwrap_or(true),
             operate: Operate::validate(self.metrics_listen, self.log_level)?,
         })
     }

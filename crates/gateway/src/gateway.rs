@@ -28,6 +28,7 @@ use crate::security::{Envelope, Opened, Security};
 use crate::stats::{
     GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
 };
+use crate::tun_batch::TunTx;
 use tcpnc_io::BATCH;
 use tcpnc_proto::seam::Counters;
 use tcpnc_proto::settings::CodingMode as Mode;
@@ -73,6 +74,10 @@ pub struct Gateway<T: Tun, U: Udp> {
     readers: Arc<ReaderCounters>,
     /// Sealed datagrams waiting for one batched send (buffer reused between flushes).
     tx_batch: Vec<(Vec<u8>, SocketAddr)>,
+    /// Packets for the TUN, written in one batch per flush (buffers reused).
+    tun_tx: TunTx,
+    /// The frame of the datagram being opened (reused).
+    rx_frame: Vec<u8>,
     origin: Instant,
     /// Nonce of the next KEEPALIVE probe.
     next_nonce: u64,
@@ -121,6 +126,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             counters: GatewayCounters::default(),
             readers: Arc::default(),
             tx_batch: Vec::with_capacity(BATCH),
+            tun_tx: TunTx::default(),
+            rx_frame: Vec::with_capacity(MAX_PACKET),
             origin: Instant::now(),
             next_nonce: first_nonce(),
             monitor: Monitor::new(&configured, None),
@@ -215,6 +222,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 })
                 .collect(),
             window: self.monitor.window(),
+            tun_offload: self.tun.offload(),
             tunnel: tcpnc_io::counters_json::pairs_json(&self.envelope.counters()).into(),
         }
     }
@@ -362,9 +370,9 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
 
     /// An incoming datagram: opened (authenticated) by the envelope before an engine sees it.
     fn on_datagram(&mut self, now: Duration, datagram: &[u8], from: SocketAddr) {
-        let (i, frame) = match self.envelope.open(now, from, datagram) {
-            Ok(Opened::Frame(i, f)) => (i, Some(f)),
-            Ok(Opened::Control(i)) => (i, None),
+        let (i, has_frame) = match self.envelope.open(now, from, datagram, &mut self.rx_frame) {
+            Ok(Opened::Frame(i)) => (i, true),
+            Ok(Opened::Control(i)) => (i, false),
             Err(tcpnc_tunnel::Drop::UnknownSource) => {
                 self.counters.unknown_source_drops += 1;
                 return;
@@ -378,14 +386,17 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             tracing::info!(peer = %slot.peer.name, "endpoint {from}");
             slot.endpoint = Some(from);
         }
-        let Some(frame) = frame else { return };
-        if parse_keepalive(&frame).is_some() {
+        if !has_frame {
+            return;
+        }
+        let frame = &self.rx_frame;
+        if parse_keepalive(frame).is_some() {
             // Liveness: the engine answers probes (and reports replies).
             self.counters.keepalives_rx += 1;
         } else {
             slot.counters.datagrams_rx += 1;
         }
-        slot.engine.handle_remote(now, &frame);
+        slot.engine.handle_remote(now, frame);
     }
 
     fn on_timers(&mut self) {
@@ -426,18 +437,9 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 self.envelope.seal(now, i, &d);
             }
             while let Some(p) = slot.engine.poll_local() {
-                self.counters.tun_tx_calls += 1;
-                match self.tun.send(&p) {
-                    Ok(()) => {
-                        self.counters.tun_tx_packets += 1;
-                        self.counters.tun_tx_bytes += p.len() as u64;
-                        slot.counters.delivered_packets += 1;
-                    }
-                    Err(e) => {
-                        self.counters.tun_write_errors += 1;
-                        tracing::debug!("TUN write failed: {e}");
-                    }
-                }
+                self.counters.tun_tx_bytes += p.len() as u64;
+                slot.counters.delivered_packets += 1;
+                self.tun_tx.push(&p);
             }
             while let Some(ev) = slot.engine.poll_event() {
                 self.monitor.event(i, now, &ev);
@@ -446,19 +448,47 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 self.monitor.refresh_flows(i, now, &slot.engine.counters());
             }
         }
+        self.write_tun();
         self.transmit();
     }
 
+    /// Writes every packet the engines handed over in this flush with one batched write
+    /// (`Tun::send_batch`: GRO-coalesced on an offloading TUN).
+    fn write_tun(&mut self) {
+        if self.tun_tx.is_empty() {
+            return;
+        }
+        let sent = self.tun.send_batch(&mut self.tun_tx);
+        self.counters.tun_tx_calls += sent.calls;
+        self.counters.tun_tx_packets += sent.written;
+        self.counters.tun_write_errors += sent.failed;
+        if let Some(e) = sent.error {
+            tracing::debug!("TUN write failed: {e}");
+        }
+        self.tun_tx.clear();
+    }
+
     /// Sends every sealed datagram to its peer's endpoint, [`BATCH`] per system call
-    /// (`sendmmsg` on the real socket).
+    /// (`sendmmsg` on the real socket); the buffers go back to the envelope to be sealed into
+    /// again.
     fn transmit(&mut self) {
         self.tx_batch.clear();
         while let Some((i, d)) = self.envelope.poll_transmit() {
             match self.peers[i].endpoint {
                 Some(endpoint) => self.tx_batch.push((d, endpoint)),
-                None => self.counters.udp_send_errors += 1,
+                None => {
+                    self.counters.udp_send_errors += 1;
+                    self.envelope.recycle(d);
+                }
             }
         }
+        self.send_batches();
+        for (d, _) in self.tx_batch.drain(..) {
+            self.envelope.recycle(d);
+        }
+    }
+
+    fn send_batches(&mut self) {
         let mut at = 0;
         while at < self.tx_batch.len() {
             self.counters.udp_tx_calls += 1;

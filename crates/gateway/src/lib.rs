@@ -2,7 +2,8 @@
 //!
 //! * [`config`]: the WireGuard-like TOML file of `tcpnc up`, validated with errors naming
 //!   the key and the reason; its `[coding]` table in [`coding_config`].
-//! * [`io`]: the [`io::Tun`] / [`io::Udp`] seams and in-memory fakes; [`sys`]: the real TUN
+//! * [`io`]: the [`io::Tun`] / [`io::Udp`] seams and in-memory fakes, with [`tun_batch`]: the
+//!   TUN's batches (offload segments in, GRO batches out); [`sys`]: the real TUN
 //!   (tun-rs) and routes (UDP sockets come from `tcpnc-io`, shared with the `tcpnc link` relay
 //!   of `tcpnc-relay`).
 //! * [`peer_engine`]: the per-peer engine the loop drives, a [`tcpnc_proto::seam::Seam`]
@@ -32,6 +33,7 @@ pub mod shutdown;
 pub mod stats;
 pub mod stats_watch;
 pub mod sys;
+pub mod tun_batch;
 pub mod up;
 
 pub use config::{Config, ConfigError};

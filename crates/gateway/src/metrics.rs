@@ -337,6 +337,7 @@ fn record_gateway(s: &Sample<'_>) {
         ("unknown_source", g.unknown_source_drops),
         ("queue_full", g.queue_drops),
         ("tun_write_error", g.tun_write_errors),
+        ("tun_read_error", g.tun_read_errors),
         ("udp_send_error", g.udp_send_errors),
     ] {
         counter!("tcpnc_gateway_drops_total", "reason" => reason).absolute(v);

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tcpnc_tunnel::outer::{INTEGRITY_OVERHEAD, TRANSPORT_OVERHEAD};
 use tcpnc_tunnel::{
-    Drop, DropCounters, Key, Limits, PeerKeys, Received, Timers, Tunnel, TunnelConfig, TunnelEvent,
+    Arrival, Drop, DropCounters, Key, Limits, PeerKeys, Timers, Tunnel, TunnelConfig, TunnelEvent,
 };
 
 use crate::config::{ConfigError, Peer, RawInterface, RawPeer};
@@ -142,25 +142,33 @@ pub(crate) fn check_unique_keys(peers: &[Peer]) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Sealing buffers the integrity envelope keeps for reuse at most.
+const SPARE_BUFFERS: usize = 1024;
+
 /// What an opened datagram holds.
 pub enum Opened {
-    /// A frame for peer `.0`'s engine.
-    Frame(usize, Vec<u8>),
+    /// A frame for peer `.0`'s engine, in the buffer given to [`Envelope::open`].
+    Frame(usize),
     /// Authenticated, nothing for the engine (handshake, empty keepalive).
     Control(usize),
+}
+
+/// The state of integrity mode.
+pub struct IntegrityState {
+    /// Peer index by configured endpoint.
+    by_endpoint: HashMap<SocketAddr, usize>,
+    /// Sealed datagrams waiting to be sent.
+    out: VecDeque<(usize, Vec<u8>)>,
+    /// Buffers of sent datagrams, sealed into again ([`Envelope::recycle`]).
+    spare: Vec<Vec<u8>>,
+    /// Drops by reason.
+    drops: DropCounters,
 }
 
 /// The envelope of every datagram (see the module documentation).
 pub enum Envelope {
     /// Integrity mode: peers by endpoint, CRC-32C.
-    Integrity {
-        /// Peer index by configured endpoint.
-        by_endpoint: HashMap<SocketAddr, usize>,
-        /// Sealed datagrams waiting to be sent.
-        out: VecDeque<(usize, Vec<u8>)>,
-        /// Drops by reason.
-        drops: DropCounters,
-    },
+    Integrity(Box<IntegrityState>),
     /// Noise sessions.
     Secure(Box<Tunnel>),
 }
@@ -173,15 +181,16 @@ impl Envelope {
         unix_origin: Duration,
     ) -> Result<Envelope, tcpnc_tunnel::KeyError> {
         match security {
-            Security::Insecure => Ok(Envelope::Integrity {
+            Security::Insecure => Ok(Envelope::Integrity(Box::new(IntegrityState {
                 by_endpoint: peers
                     .iter()
                     .enumerate()
                     .filter_map(|(i, p)| p.endpoint.map(|e| (e, i)))
                     .collect(),
                 out: VecDeque::new(),
+                spare: Vec::new(),
                 drops: DropCounters::default(),
-            }),
+            }))),
             Security::Keys { private } => {
                 let keys = peers
                     .iter()
@@ -208,26 +217,33 @@ impl Envelope {
         }
     }
 
-    /// Opens a datagram from `from`; a drop is counted here.
-    pub fn open(&mut self, now: Duration, from: SocketAddr, d: &[u8]) -> Result<Opened, Drop> {
+    /// Opens a datagram from `from`, a frame into `frame` (replaced; reused between
+    /// datagrams, so opening allocates nothing once warm); a drop is counted here.
+    pub fn open(
+        &mut self,
+        now: Duration,
+        from: SocketAddr,
+        d: &[u8],
+        frame: &mut Vec<u8>,
+    ) -> Result<Opened, Drop> {
         match self {
-            Envelope::Integrity {
-                by_endpoint, drops, ..
-            } => {
-                let r = match by_endpoint.get(&from) {
+            Envelope::Integrity(st) => {
+                let r = match st.by_endpoint.get(&from) {
                     None => Err(Drop::UnknownSource),
-                    Some(&i) => {
-                        tcpnc_tunnel::integrity::open(d).map(|f| Opened::Frame(i, f.to_vec()))
-                    }
+                    Some(&i) => tcpnc_tunnel::integrity::open(d).map(|f| {
+                        frame.clear();
+                        frame.extend_from_slice(f);
+                        Opened::Frame(i)
+                    }),
                 };
                 if let Err(e) = &r {
-                    drops.add(*e);
+                    st.drops.add(*e);
                 }
                 r
             }
-            Envelope::Secure(t) => match t.receive(now, from, d)? {
-                Received::Frame { peer, frame } => Ok(Opened::Frame(peer, frame)),
-                Received::Control { peer } => Ok(Opened::Control(peer)),
+            Envelope::Secure(t) => match t.receive_into(now, from, d, frame)? {
+                Arrival::Frame { peer } => Ok(Opened::Frame(peer)),
+                Arrival::Control { peer } => Ok(Opened::Control(peer)),
             },
         }
     }
@@ -235,17 +251,32 @@ impl Envelope {
     /// Seals a frame of `peer`'s engine; the datagram(s) come out of [`Envelope::poll_transmit`].
     pub fn seal(&mut self, now: Duration, peer: usize, frame: &[u8]) {
         match self {
-            Envelope::Integrity { out, .. } => {
-                out.push_back((peer, tcpnc_tunnel::integrity::seal(frame)))
+            Envelope::Integrity(st) => {
+                let mut d = st.spare.pop().unwrap_or_default();
+                tcpnc_tunnel::integrity::seal_into(frame, &mut d);
+                st.out.push_back((peer, d));
             }
             Envelope::Secure(t) => t.send(now, peer, frame),
+        }
+    }
+
+    /// Hands back a sent datagram's buffer to be sealed into again (no allocation per sealed
+    /// datagram once warm; at most [`SPARE_BUFFERS`] kept).
+    pub fn recycle(&mut self, datagram: Vec<u8>) {
+        match self {
+            Envelope::Integrity(st) => {
+                if st.spare.len() < SPARE_BUFFERS {
+                    st.spare.push(datagram);
+                }
+            }
+            Envelope::Secure(t) => t.recycle(datagram),
         }
     }
 
     /// The next datagram to send, with its peer.
     pub fn poll_transmit(&mut self) -> Option<(usize, Vec<u8>)> {
         match self {
-            Envelope::Integrity { out, .. } => out.pop_front(),
+            Envelope::Integrity(st) => st.out.pop_front(),
             Envelope::Secure(t) => t.poll_transmit().map(|x| (x.peer, x.datagram)),
         }
     }
@@ -253,7 +284,7 @@ impl Envelope {
     /// The next peer known to have restarted (lost its engine state): its boot id changed.
     pub fn poll_restarted(&mut self) -> Option<usize> {
         match self {
-            Envelope::Integrity { .. } => None,
+            Envelope::Integrity(_) => None,
             Envelope::Secure(t) => t.poll_event().map(|e| match e {
                 TunnelEvent::PeerRestarted { peer } => peer,
             }),
@@ -263,7 +294,7 @@ impl Envelope {
     /// When [`Envelope::handle_timeout`] has work.
     pub fn poll_timeout(&self) -> Option<Duration> {
         match self {
-            Envelope::Integrity { .. } => None,
+            Envelope::Integrity(_) => None,
             Envelope::Secure(t) => t.poll_timeout(),
         }
     }
@@ -283,7 +314,7 @@ impl Envelope {
     /// Counters as `(name, value)` pairs.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         match self {
-            Envelope::Integrity { drops, .. } => drops.pairs().collect(),
+            Envelope::Integrity(st) => st.drops.pairs().collect(),
             Envelope::Secure(t) => t.stats().pairs(),
         }
     }
@@ -291,7 +322,7 @@ impl Envelope {
     /// Every drop so far.
     pub fn drops(&self) -> u64 {
         match self {
-            Envelope::Integrity { drops, .. } => drops.total(),
+            Envelope::Integrity(st) => st.drops.total(),
             Envelope::Secure(t) => t.stats().drops.total(),
         }
     }

@@ -58,6 +58,10 @@ pub struct GatewayCounters {
     /// System calls that sent on the UDP socket (`sendto` or `sendmmsg`).
     #[serde(default)]
     pub udp_tx_calls: u64,
+    /// TUN reads dropped because they could not be cut into IP packets (an offloading TUN's
+    /// bad virtio header, more segments than slots).
+    #[serde(default)]
+    pub tun_read_errors: u64,
 }
 
 /// Per-peer gateway counters.
@@ -117,6 +121,10 @@ pub struct Snapshot {
     /// without a version change: readers of version 1 ignore it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u16>,
+    /// Whether the TUN runs with `IFF_VNET_HDR` offloads (`interface.tun_offload` and the
+    /// kernel accepted them; added without a version change).
+    #[serde(default)]
+    pub tun_offload: bool,
     /// The tunnel envelope's counters (`crates/tunnel`): drops by reason (`drops.*`) and,
     /// with keys, handshakes, sessions, sealed/opened datagrams.
     #[serde(default)]
@@ -234,6 +242,7 @@ mod tests {
                 engine: serde_json::json!({"x": 1}),
             }],
             window: Some(12),
+            tun_offload: false,
             tunnel: serde_json::json!({"drops": {"bad_tag": 1}}),
         };
         write_snapshot(&path, &snap).unwrap();

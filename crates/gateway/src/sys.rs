@@ -5,13 +5,15 @@ use std::io;
 use std::net::IpAddr;
 use std::os::fd::AsRawFd;
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Duration;
 
 pub use tcpnc_io::{SysUdp, wait_readable};
 
 use crate::cidr::Cidr;
 use crate::error::GatewayError;
-use crate::io::Tun;
+use crate::io::{Tun, recv_one, send_each};
+use crate::tun_batch::{TUN_HEADROOM, TunRead, TunRx, TunSent, TunTx};
 
 /// Whether the process runs with effective uid 0.
 pub fn is_root() -> bool {
@@ -20,34 +22,60 @@ pub fn is_root() -> bool {
 }
 
 /// A kernel TUN device created by the gateway; removed when dropped.
+///
+/// With offloads (`IFF_VNET_HDR`, `interface.tun_offload`) the kernel hands the TUN TSO/GSO
+/// super-packets of up to 64 KiB, which one read cuts into MSS-sized IP packets (tun-rs
+/// `recv_multiple`, wireguard-go's `handleVirtioRead`), and a batch of written TCP segments is
+/// coalesced by GRO into fewer, larger writes (tun-rs `send_multiple`).
 pub struct SysTun {
     dev: tun_rs::SyncDevice,
     name: String,
+    mtu: u16,
+    /// The GRO state of batched writes (only the owner thread writes; never contended).
+    gro: Option<Mutex<tun_rs::GROTable>>,
 }
+
+/// Marks the headroom of a packet before a batched write: the write fills the headroom of
+/// every buffer it writes with a virtio header (flags 0 or `NEEDS_CSUM`, never 0xff), so the
+/// buffers still marked afterwards are the ones GRO merged into another.
+const UNWRITTEN: u8 = 0xff;
+
+/// Capacity of a buffer GRO may coalesce into: tun-rs wants twice the headroom and the
+/// coalesced packet (wireguard-go's buffers are 64 KiB too).
+const GRO_CAPACITY: usize = 2 * TUN_HEADROOM + 65535;
 
 impl SysTun {
     /// Creates TUN `name` with `address` (its prefix gives the netmask), sets `mtu` and
-    /// brings it up. Fails with [`GatewayError::NotRoot`] / [`GatewayError::NoTunDevice`]
-    /// for the usual causes.
-    pub fn create(name: &str, address: Cidr, mtu: u16) -> Result<SysTun, GatewayError> {
+    /// brings it up; with `offload`, asks for `IFF_VNET_HDR` offloads and, when the kernel
+    /// refuses them, falls back to a plain TUN (logged with the reason). Fails with
+    /// [`GatewayError::NotRoot`] / [`GatewayError::NoTunDevice`] for the usual causes.
+    pub fn create(
+        name: &str,
+        address: Cidr,
+        mtu: u16,
+        offload: bool,
+    ) -> Result<SysTun, GatewayError> {
         if !std::path::Path::new("/dev/net/tun").exists() {
             return Err(GatewayError::NoTunDevice);
         }
-        let mut builder = tun_rs::DeviceBuilder::new().name(name).mtu(mtu);
-        builder = match address.addr {
-            IpAddr::V4(a) => builder.ipv4(a, address.prefix, None),
-            IpAddr::V6(a) => builder.ipv6(a, address.prefix),
+        let dev = match offload.then(|| build(name, address, mtu, true)) {
+            Some(Ok(dev)) => dev,
+            Some(Err(e @ (GatewayError::NotRoot | GatewayError::NoTunDevice))) => return Err(e),
+            Some(Err(e)) => {
+                tracing::warn!("TUN offloads (IFF_VNET_HDR) refused, using a plain TUN: {e}");
+                build(name, address, mtu, false)?
+            }
+            None => build(name, address, mtu, false)?,
         };
-        let dev = builder.build_sync().map_err(|e| match e.raw_os_error() {
-            Some(libc::EPERM) | Some(libc::EACCES) => GatewayError::NotRoot,
-            Some(libc::ENOENT) | Some(libc::ENODEV) => GatewayError::NoTunDevice,
-            _ => GatewayError::Tun {
-                name: name.to_string(),
-                source: e,
-            },
-        })?;
+        let offloaded = dev.tcp_gso();
+        tracing::debug!(offload = offloaded, udp_gso = dev.udp_gso(), "TUN device");
         let name = dev.name().unwrap_or_else(|_| name.to_string());
-        Ok(SysTun { dev, name })
+        Ok(SysTun {
+            dev,
+            name,
+            mtu,
+            gro: offloaded.then(|| Mutex::new(tun_rs::GROTable::new())),
+        })
     }
 
     /// The kernel's name for the device.
@@ -56,8 +84,40 @@ impl SysTun {
     }
 }
 
+fn build(
+    name: &str,
+    address: Cidr,
+    mtu: u16,
+    offload: bool,
+) -> Result<tun_rs::SyncDevice, GatewayError> {
+    let mut builder = tun_rs::DeviceBuilder::new()
+        .name(name)
+        .mtu(mtu)
+        .offload(offload);
+    builder = match address.addr {
+        IpAddr::V4(a) => builder.ipv4(a, address.prefix, None),
+        IpAddr::V6(a) => builder.ipv6(a, address.prefix),
+    };
+    builder.build_sync().map_err(|e| match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => GatewayError::NotRoot,
+        Some(libc::ENOENT) | Some(libc::ENODEV) => GatewayError::NoTunDevice,
+        _ => GatewayError::Tun {
+            name: name.to_string(),
+            source: e,
+        },
+    })
+}
+
 impl Tun for SysTun {
+    /// One packet from a plain TUN. An offloading TUN's reads start with a virtio header and
+    /// may hold many packets: only [`Tun::recv_batch`] reads it (this is an error there).
     fn recv(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+        if self.gro.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "an offloading TUN is read with recv_batch",
+            ));
+        }
         if !wait_readable(self.dev.as_raw_fd(), timeout)? {
             return Ok(None);
         }
@@ -68,8 +128,93 @@ impl Tun for SysTun {
         }
     }
 
+    /// One packet; on an offloading TUN behind a zeroed virtio header (no offload asked).
     fn send(&self, packet: &[u8]) -> io::Result<()> {
-        self.dev.send(packet).map(|_| ())
+        if self.gro.is_none() {
+            return self.dev.send(packet).map(|_| ());
+        }
+        let mut buf = vec![0u8; TUN_HEADROOM + packet.len()];
+        buf[TUN_HEADROOM..].copy_from_slice(packet);
+        self.dev.send(&buf).map(|_| ())
+    }
+
+    fn rx_slots(&self) -> TunRx {
+        if self.gro.is_some() {
+            TunRx::for_offload(usize::from(self.mtu))
+        } else {
+            TunRx::new(1, crate::readers::MAX_PACKET, false)
+        }
+    }
+
+    /// On an offloading TUN: one `read(2)` of a virtio header and a packet of up to 64 KiB,
+    /// cut into IP packets (checksums completed). Errors of the cutting (not of the read) are
+    /// [`TunRead::Malformed`].
+    fn recv_batch(&self, rx: &mut TunRx, timeout: Duration) -> io::Result<TunRead> {
+        rx.len = 0;
+        if self.gro.is_none() {
+            return recv_one(self, rx, timeout);
+        }
+        if !wait_readable(self.dev.as_raw_fd(), timeout)? {
+            return Ok(TunRead::Timeout);
+        }
+        match self
+            .dev
+            .recv_multiple(&mut rx.raw, &mut rx.slots, &mut rx.sizes, 0)
+        {
+            Ok(n) => {
+                rx.len = n;
+                Ok(TunRead::Packets)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(TunRead::Timeout),
+            Err(e) if e.raw_os_error().is_some() => Err(e),
+            Err(e) => Ok(TunRead::Malformed(e)),
+        }
+    }
+
+    /// On an offloading TUN: one `send_multiple` (GRO coalesces consecutive TCP segments of a
+    /// flow into one write). Writes are counted from the headroom marks ([`UNWRITTEN`]). When a
+    /// write fails the others are still made; one packet is counted as failed.
+    fn send_batch(&self, tx: &mut TunTx) -> TunSent {
+        let Some(gro) = &self.gro else {
+            return send_each(self, tx);
+        };
+        let n = tx.len() as u64;
+        let bufs = tx.bufs_mut();
+        for b in bufs.iter_mut() {
+            b[..TUN_HEADROOM].fill(UNWRITTEN);
+            // GRO appends to a buffer only within its capacity (it never reallocates): room
+            // for a 64 KiB super-packet, once per buffer (the buffers are reused).
+            b.reserve(GRO_CAPACITY.saturating_sub(b.len()));
+        }
+        let result = match gro.lock() {
+            Ok(mut table) => self.dev.send_multiple(&mut table, bufs, TUN_HEADROOM),
+            Err(_) => Err(io::Error::other("TUN GRO table poisoned")),
+        };
+        let calls = bufs
+            .iter()
+            .filter(|b| b[..TUN_HEADROOM].iter().any(|&x| x != UNWRITTEN))
+            .count() as u64;
+        match result {
+            Ok(_) => TunSent {
+                calls,
+                written: n,
+                failed: 0,
+                error: None,
+            },
+            Err(e) => {
+                let failed = if calls == 0 { n } else { 1 };
+                TunSent {
+                    calls,
+                    written: n - failed,
+                    failed,
+                    error: Some(e),
+                }
+            }
+        }
+    }
+
+    fn offload(&self) -> bool {
+        self.gro.is_some()
     }
 }
 

@@ -103,7 +103,7 @@ pub fn up(
         Ok((rx, tx)) => tracing::debug!("UDP socket buffers: receive {rx} B, send {tx} B"),
         Err(e) => tracing::warn!("cannot size the UDP socket buffers: {e}"),
     }
-    let tun = SysTun::create(&iface.name, iface.address, iface.mtu)?;
+    let tun = SysTun::create(&iface.name, iface.address, iface.mtu, iface.tun_offload)?;
     let mut routes = Routes::new(tun.name());
     if iface.routes {
         for c in routes_needed(config) {

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use tcpnc_gateway::config::Config;
 use tcpnc_gateway::io::Tun;
 use tcpnc_gateway::sys::{SysTun, SysUdp, is_root};
+use tcpnc_gateway::tun_batch::{TunRead, TunRx, TunTx};
 use tcpnc_gateway::up::{UpOptions, up};
 use tcpnc_gateway::{GatewayError, cidr::Cidr};
 use tcpnc_io::BindError;
@@ -91,7 +92,7 @@ fn tun_device_lifecycle() {
         s.spawn(move || {
             ns_ref.enter();
             let addr: Cidr = "10.213.0.1/24".parse().unwrap();
-            let tun = SysTun::create("tncsmoke0", addr, 1400).expect("create TUN");
+            let tun = SysTun::create("tncsmoke0", addr, 1400, false).expect("create TUN");
             let show = ns_ref.exec(&["addr", "show", "dev", "tncsmoke0"]);
             let text = String::from_utf8_lossy(&show.stdout).to_string();
             assert!(text.contains("10.213.0.1/24"), "{text}");
@@ -122,6 +123,108 @@ fn tun_device_lifecycle() {
         .join()
         .unwrap();
     });
+}
+
+/// Reads from `tun` until a read holds a TCP packet matching `want`; returns that packet and
+/// how many IP packets the read gave.
+fn read_tcp(tun: &SysTun, rx: &mut TunRx, want: impl Fn(&[u8]) -> bool) -> (Vec<u8>, usize) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let TunRead::Packets = tun.recv_batch(rx, Duration::from_millis(100)).unwrap() {
+            let hit = rx
+                .packets()
+                .find(|p| p.len() >= 40 && p[0] >> 4 == 4 && p[9] == 6 && want(p));
+            if let Some(p) = hit {
+                return (p.to_vec(), rx.len());
+            }
+        }
+    }
+    panic!("no matching TCP packet read from the TUN");
+}
+
+/// TUN offloads on a real device. A local TCP connection through the TUN (the test plays the
+/// far end's handshake) sends a burst: with offloads the kernel hands it over as one large
+/// segment and one read gives several MSS-sized IP packets; a batch of 8 consecutive segments
+/// of one flow written back is coalesced (GRO) into one write. The same steps on a plain TUN
+/// give one packet per read and 8 writes, so the offload assertions fail without offloads.
+#[test]
+fn tun_offload_cuts_reads_and_coalesces_writes() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED tun_offload_cuts_reads_and_coalesces_writes: {why}");
+        return;
+    }
+    let ns = Netns::new("offload");
+    let ns_ref = &ns;
+    thread::scope(|s| {
+        s.spawn(move || {
+            ns_ref.enter();
+            for offload in [true, false] {
+                let (reads, writes) = offload_round(offload);
+                if offload {
+                    assert!(reads > 1, "packets in the first data read: {reads}");
+                    assert_eq!(
+                        writes, 1,
+                        "8 segments of one flow in one write (reads {reads})"
+                    );
+                } else {
+                    assert_eq!((reads, writes), (1, 8), "a plain TUN");
+                }
+            }
+        })
+        .join()
+        .unwrap();
+    });
+}
+
+/// One round of [`tun_offload_cuts_reads_and_coalesces_writes`]: (packets in the read that
+/// held the first data segment, write calls for 8 segments).
+fn offload_round(offload: bool) -> (usize, u64) {
+    use std::io::Write;
+    let (me, far) = ([10, 214, 0, 1], [10, 214, 0, 2]);
+    let tun = SysTun::create("tncoff0", "10.214.0.1/24".parse().unwrap(), 1400, offload)
+        .expect("create TUN");
+    assert_eq!(
+        tun.offload(),
+        offload,
+        "offloads as asked (kernel accepts them)"
+    );
+    let mut rx = tun.rx_slots();
+    let client = thread::spawn(|| {
+        let mut c = std::net::TcpStream::connect_timeout(
+            &"10.214.0.2:5001".parse().unwrap(),
+            Duration::from_secs(5),
+        )
+        .expect("connect through the TUN");
+        // Nobody acknowledges the data: the write stops when the send buffer is full.
+        c.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+        let _ = c.write_all(&[0x5a; 100_000]);
+    });
+    let (syn, _) = read_tcp(&tun, &mut rx, |p| p[33] & 0x02 != 0);
+    let sport = u16::from_be_bytes([syn[20], syn[21]]);
+    let isn = u32::from_be_bytes([syn[24], syn[25], syn[26], syn[27]]);
+    let mss = [2, 4, 0x05, 0x28]; // MSS 1320
+    let syn_ack = common::tcp_segment(far, me, (5001, sport), (7000, isn + 1), 0x12, &mss, &[]);
+    tun.send(&syn_ack).unwrap();
+    let (_, reads) = read_tcp(&tun, &mut rx, |p| p.len() > 40 + 20);
+    // 8 consecutive ACK-only segments from the far end to an unused port of ours.
+    let mut tx = TunTx::default();
+    for i in 0..8u32 {
+        let seq = 1 + i * 1000;
+        tx.push(&common::tcp_segment(
+            far,
+            me,
+            (6000, 6001),
+            (seq, 1),
+            0x10,
+            &[],
+            &[i as u8; 1000],
+        ));
+    }
+    let sent = tun.send_batch(&mut tx);
+    assert_eq!((sent.written, sent.failed), (8, 0), "{:?}", sent.error);
+    drop(tun);
+    let _ = client.join();
+    (reads, sent.calls)
 }
 
 #[test]

@@ -70,6 +70,8 @@ pub struct Lab {
     pub direct_gateways: bool,
     /// The gateways' `queue_packets` (their default when `None`).
     pub queue_packets: Option<usize>,
+    /// The gateways' `tun_offload` (their default when `None`).
+    pub tun_offload: Option<bool>,
     dir: ScratchDir,
     runs: AtomicU32,
 }
@@ -87,6 +89,7 @@ impl Lab {
             spoof: None,
             direct_gateways: false,
             queue_packets: None,
+            tun_offload: None,
             dir,
             runs: AtomicU32::new(0),
         })
@@ -250,6 +253,7 @@ impl<'a> Session<'a> {
             let mut config = gateway_config(mode, coding, path, &addrs, &stats);
             config.interface.mtu = Some(tun_mtu(lab.tunnel));
             config.interface.queue_packets = lab.queue_packets;
+            config.interface.tun_offload = lab.tun_offload;
             if let Some((files, publics)) = &keys {
                 config.interface.insecure = None;
                 config.interface.private_key_file = Some(files[i].display().to_string());
@@ -480,9 +484,12 @@ fn start_gateway(lab: &Lab, name: &str, ns: &str, file: &Path, stats: &Path) -> 
             })
         },
     )?;
-    // The TUN carries MSS-sized segments only if the kernel does not offload; a TUN without
-    // offload support reports them off already.
-    in_netns(ns, || netns::offloads_off(TUN_DEV))?;
+    // A gateway with TUN offloads (its default) takes TSO/GSO super-packets and cuts them into
+    // MSS-sized segments itself; without, the TUN must carry MSS-sized segments only (a plain
+    // TUN reports its offloads off already; this checks it).
+    if lab.tun_offload == Some(false) {
+        in_netns(ns, || netns::offloads_off(TUN_DEV))?;
+    }
     Ok(gw)
 }
 
@@ -523,6 +530,7 @@ pub fn gateway_config(
             routes: None,
             stats_file: Some(stats.display().to_string()),
             queue_packets: None,
+            tun_offload: None,
             metrics_listen: None,
             log_level: None,
             insecure: Some(true),

@@ -10,8 +10,9 @@
 //!   before the source starts and just after the sink's last byte, per GB received
 //!   (10^9 bytes) for the pair;
 //! * packets per system call on the TUN and UDP sides (the gateways' own `*_calls` counters);
-//! * the gateways' own drops (input queue full, TUN write and UDP send errors, the engines'
-//!   transmit and local queues).
+//! * the gateways' own drops (input queue full, TUN write and read errors, UDP send errors,
+//!   the engines' transmit and local queues);
+//! * whether both gateways ran their TUN with offloads (`tun_offload`, [`Lab::tun_offload`]).
 
 use std::path::Path;
 
@@ -95,6 +96,8 @@ pub struct GatewayDrops {
     pub queue: u64,
     /// TUN writes that failed.
     pub tun_write_errors: u64,
+    /// TUN reads that could not be cut into IP packets.
+    pub tun_read_errors: u64,
     /// UDP sends that failed.
     pub udp_send_errors: u64,
     /// The engines' own queues: `transmit_queue_drops` + `local_queue_drops`.
@@ -128,6 +131,8 @@ pub struct SpeedResult {
     pub packets_per_call: PacketsPerCall,
     /// The gateways' own drops.
     pub drops: GatewayDrops,
+    /// Both gateways ran their TUN with offloads (`IFF_VNET_HDR`).
+    pub tun_offload: bool,
     /// The gateways' final counters (`{"client": .., "server": ..}`).
     pub gateways: Value,
 }
@@ -177,6 +182,7 @@ fn run_case(
         cpu_s_per_gb: (cpu_s[0] + cpu_s[1]) / gb,
         packets_per_call: per_call(&g.client.gateway, &g.server.gateway),
         drops: drops(&[&g.client, &g.server]),
+        tun_offload: g.client.tun_offload && g.server.tun_offload,
         gateways: serde_json::to_value(&g).unwrap_or(Value::Null),
     })
 }
@@ -208,6 +214,7 @@ fn drops(snaps: &[&Snapshot]) -> GatewayDrops {
     for s in snaps {
         d.queue += s.gateway.queue_drops;
         d.tun_write_errors += s.gateway.tun_write_errors;
+        d.tun_read_errors += s.gateway.tun_read_errors;
         d.udp_send_errors += s.gateway.udp_send_errors;
         for p in &s.peers {
             let totals = &p.engine["totals"];
@@ -297,6 +304,7 @@ mod tests {
                 engine,
             }],
             window: None,
+            tun_offload: false,
             tunnel: Value::Null,
         }
     }

@@ -12,11 +12,17 @@ use crate::outer::{INTEGRITY_OVERHEAD, Outer, TYPE_INTEGRITY, parse};
 /// `frame` in the integrity envelope.
 pub fn seal(frame: &[u8]) -> Vec<u8> {
     let mut d = Vec::with_capacity(frame.len() + INTEGRITY_OVERHEAD);
-    d.push(TYPE_INTEGRITY);
-    d.extend_from_slice(frame);
-    let crc = crc32c::crc32c(&d);
-    d.extend_from_slice(&crc.to_be_bytes());
+    seal_into(frame, &mut d);
     d
+}
+
+/// [`seal`] into `out` (replaced; no allocation when its capacity suffices).
+pub fn seal_into(frame: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.push(TYPE_INTEGRITY);
+    out.extend_from_slice(frame);
+    let crc = crc32c::crc32c(out);
+    out.extend_from_slice(&crc.to_be_bytes());
 }
 
 /// The frame inside an integrity-mode datagram, if its checksum holds.
@@ -48,6 +54,9 @@ mod tests {
         fn round_trip_and_every_bit_flip_is_caught(frame in proptest::collection::vec(any::<u8>(), 0..200), bit in any::<usize>()) {
             let d = seal(&frame);
             prop_assert_eq!(open(&d).unwrap(), &frame[..]);
+            let mut reused = vec![0xaa; 300];
+            seal_into(&frame, &mut reused);
+            prop_assert_eq!(&reused, &d);
             let mut bad = d.clone();
             let bit = bit % (bad.len() * 8);
             bad[bit / 8] ^= 1 << (bit % 8);

@@ -36,4 +36,4 @@ pub use keys::Key;
 pub use limiter::Limits;
 pub use peer::PeerKeys;
 pub use session::Timers;
-pub use tunnel::{Received, Transmit, Tunnel, TunnelConfig, TunnelEvent, TunnelStats};
+pub use tunnel::{Arrival, Received, Transmit, Tunnel, TunnelConfig, TunnelEvent, TunnelStats};

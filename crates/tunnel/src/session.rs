@@ -119,16 +119,28 @@ impl Session {
 
     /// `frame` as a transport datagram with the next counter.
     pub fn seal(&mut self, frame: &[u8]) -> Option<Vec<u8>> {
+        let mut d = Vec::new();
+        self.seal_into(frame, &mut d).then_some(d)
+    }
+
+    /// [`Session::seal`] into `out` (replaced; no allocation when its capacity suffices).
+    /// `false` when the cipher refused (nothing sealed, the counter unchanged).
+    pub fn seal_into(&mut self, frame: &[u8], out: &mut Vec<u8>) -> bool {
         let counter = self.next_counter;
-        let mut d = vec![0u8; TRANSPORT_HEADER + frame.len() + TAG_LEN];
-        d[..TRANSPORT_HEADER].copy_from_slice(&transport_header(self.remote, counter));
-        let n = self
+        out.clear();
+        out.resize(TRANSPORT_HEADER + frame.len() + TAG_LEN, 0);
+        out[..TRANSPORT_HEADER].copy_from_slice(&transport_header(self.remote, counter));
+        match self
             .keys
-            .write_message(counter, frame, &mut d[TRANSPORT_HEADER..])
-            .ok()?;
-        d.truncate(TRANSPORT_HEADER + n);
-        self.next_counter += 1;
-        Some(d)
+            .write_message(counter, frame, &mut out[TRANSPORT_HEADER..])
+        {
+            Ok(n) => {
+                out.truncate(TRANSPORT_HEADER + n);
+                self.next_counter += 1;
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// The frame inside a transport datagram for this session: replay check, AEAD, then the
@@ -140,17 +152,32 @@ impl Session {
         now: Duration,
         t: &Timers,
     ) -> Result<Vec<u8>, Drop> {
+        let mut frame = Vec::new();
+        self.open_into(counter, sealed, now, t, &mut frame)?;
+        Ok(frame)
+    }
+
+    /// [`Session::open`] into `frame` (replaced; no allocation when its capacity suffices).
+    pub fn open_into(
+        &mut self,
+        counter: u64,
+        sealed: &[u8],
+        now: Duration,
+        t: &Timers,
+        frame: &mut Vec<u8>,
+    ) -> Result<(), Drop> {
         if self.expired(now, t) {
             return Err(Drop::Expired);
         }
         self.replay.check(counter)?;
-        let mut frame = vec![0u8; sealed.len()];
+        frame.clear();
+        frame.resize(sealed.len(), 0);
         let n = self
             .keys
-            .read_message(counter, sealed, &mut frame)
+            .read_message(counter, sealed, frame)
             .map_err(|_| Drop::BadTag)?;
         self.replay.accept(counter)?;
         frame.truncate(n);
-        Ok(frame)
+        Ok(())
     }
 }

@@ -8,6 +8,10 @@
 //! looked at; every failure is a counted [`Drop`] and nothing is ever sent in answer to an
 //! unauthenticated datagram. Outgoing: [`Tunnel::send`] seals a frame (or stages it and starts a
 //! handshake); [`Tunnel::poll_transmit`] yields every datagram to send.
+//!
+//! Buffers: [`Tunnel::receive_into`] opens into the caller's buffer and sent datagrams can be
+//! handed back with [`Tunnel::recycle`] to be sealed into again, so a driver that does both
+//! allocates nothing per datagram once warm.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -60,6 +64,25 @@ pub struct Transmit {
     /// The whole UDP payload.
     pub datagram: Vec<u8>,
 }
+
+/// An authenticated datagram, as [`Tunnel::receive_into`] reports it (a frame is in the
+/// caller's buffer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// A frame for the peer's engine.
+    Frame {
+        /// The peer.
+        peer: usize,
+    },
+    /// Nothing for the engine (see [`Received::Control`]).
+    Control {
+        /// The peer.
+        peer: usize,
+    },
+}
+
+/// Sealing buffers kept for reuse at most ([`Tunnel::recycle`]).
+const SPARE_BUFFERS: usize = 1024;
 
 /// An authenticated datagram.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,6 +170,8 @@ pub struct Tunnel {
     unix_origin: Duration,
     boot_id: u64,
     out: VecDeque<Transmit>,
+    /// Buffers of sent datagrams, sealed into again.
+    spare: Vec<Vec<u8>>,
     events: VecDeque<TunnelEvent>,
     stats: TunnelStats,
 }
@@ -166,6 +191,7 @@ impl Tunnel {
             unix_origin: c.unix_origin,
             boot_id: c.boot_id,
             out: VecDeque::new(),
+            spare: Vec::new(),
             events: VecDeque::new(),
             stats: TunnelStats::default(),
         })
@@ -195,6 +221,14 @@ impl Tunnel {
     /// The next datagram to send.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
         self.out.pop_front()
+    }
+
+    /// Hands back a sent datagram's buffer: a later [`Tunnel::send`] seals into it instead
+    /// of allocating (at most [`SPARE_BUFFERS`] are kept).
+    pub fn recycle(&mut self, datagram: Vec<u8>) {
+        if self.spare.len() < SPARE_BUFFERS {
+            self.spare.push(datagram);
+        }
     }
 
     /// The next event.
@@ -267,13 +301,16 @@ impl Tunnel {
         match usable {
             Some(s) => {
                 rekey = s.wants_rekey(now, &t);
-                if let Some(datagram) = s.seal(frame) {
+                let mut datagram = self.spare.pop().unwrap_or_default();
+                if s.seal_into(frame, &mut datagram) {
                     self.stats.sealed += 1;
                     p.owe_keepalive_since = None;
                     if !frame.is_empty() {
                         p.awaiting_since.get_or_insert(now);
                     }
                     self.out.push_back(Transmit { peer, datagram });
+                } else {
+                    self.spare.push(datagram);
                 }
             }
             None if frame.is_empty() => {}
@@ -372,8 +409,24 @@ impl Tunnel {
 
     /// Reads one datagram from `from`.
     pub fn receive(&mut self, now: Duration, from: SocketAddr, d: &[u8]) -> Result<Received, Drop> {
+        let mut frame = Vec::new();
+        Ok(match self.receive_into(now, from, d, &mut frame)? {
+            Arrival::Frame { peer } => Received::Frame { peer, frame },
+            Arrival::Control { peer } => Received::Control { peer },
+        })
+    }
+
+    /// [`Tunnel::receive`] with the frame opened into `frame` (replaced; no allocation when
+    /// its capacity suffices; its contents are unspecified unless a frame arrived).
+    pub fn receive_into(
+        &mut self,
+        now: Duration,
+        from: SocketAddr,
+        d: &[u8],
+        frame: &mut Vec<u8>,
+    ) -> Result<Arrival, Drop> {
         let r = match outer::parse(d) {
-            Ok(Outer::Transport(m)) => self.on_transport(now, &m),
+            Ok(Outer::Transport(m)) => self.on_transport(now, &m, frame),
             Ok(Outer::Initiation(m)) => self.on_initiation(now, from, &m),
             Ok(Outer::Response(m)) => self.on_response(now, from, &m),
             Ok(Outer::Integrity { .. }) => Err(Drop::WrongMode),
@@ -385,12 +438,17 @@ impl Tunnel {
         r
     }
 
-    fn on_transport(&mut self, now: Duration, m: &Transport<'_>) -> Result<Received, Drop> {
+    fn on_transport(
+        &mut self,
+        now: Duration,
+        m: &Transport<'_>,
+        frame: &mut Vec<u8>,
+    ) -> Result<Arrival, Drop> {
         let t = self.timers;
         let &peer = self.by_index.get(&m.receiver).ok_or(Drop::UnknownIndex)?;
         let p = &mut self.peers[peer];
         let (session, slot) = p.session_mut(m.receiver).ok_or(Drop::UnknownIndex)?;
-        let frame = session.open(m.counter, m.sealed, now, &t)?;
+        session.open_into(m.counter, m.sealed, now, &t, frame)?;
         let rekey = slot == Slot::Current
             && session.initiator
             && now.saturating_sub(session.created)
@@ -410,10 +468,10 @@ impl Tunnel {
         let p = &mut self.peers[peer];
         if frame.is_empty() {
             self.stats.keepalives_received += 1;
-            return Ok(Received::Control { peer });
+            return Ok(Arrival::Control { peer });
         }
         p.owe_keepalive_since.get_or_insert(now);
-        Ok(Received::Frame { peer, frame })
+        Ok(Arrival::Frame { peer })
     }
 
     fn on_initiation(
@@ -421,7 +479,7 @@ impl Tunnel {
         now: Duration,
         from: SocketAddr,
         m: &Initiation<'_>,
-    ) -> Result<Received, Drop> {
+    ) -> Result<Arrival, Drop> {
         if !mac1_ok(&self.own_mac1_key, m.covered, m.mac1) {
             return Err(Drop::BadMac);
         }
@@ -459,7 +517,7 @@ impl Tunnel {
         self.free(displaced);
         self.stats.responses_sent += 1;
         self.out.push_back(Transmit { peer, datagram });
-        Ok(Received::Control { peer })
+        Ok(Arrival::Control { peer })
     }
 
     fn on_response(
@@ -467,7 +525,7 @@ impl Tunnel {
         now: Duration,
         from: SocketAddr,
         m: &Response<'_>,
-    ) -> Result<Received, Drop> {
+    ) -> Result<Arrival, Drop> {
         if !mac1_ok(&self.own_mac1_key, m.covered, m.mac1) {
             return Err(Drop::BadMac);
         }
@@ -511,6 +569,6 @@ impl Tunnel {
         for f in staged {
             self.send(now, peer, &f);
         }
-        Ok(Received::Control { peer })
+        Ok(Arrival::Control { peer })
     }
 }

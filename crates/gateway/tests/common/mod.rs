@@ -44,14 +44,29 @@ fn pseudo_sum(src: [u8; 4], dst: [u8; 4], protocol: u8, l4: &[u8]) -> u16 {
 
 /// An IPv4/TCP segment (ACK|PSH) with valid checksums.
 pub fn tcp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, seq: u32, data: &[u8]) -> Vec<u8> {
+    tcp_segment(src, dst, (sport, dport), (seq, 1), 0x18, &[], data)
+}
+
+/// An IPv4/TCP segment with `(seq, ack)`, `flags`, `options` (a multiple of 4 bytes) and
+/// valid checksums.
+pub fn tcp_segment(
+    src: [u8; 4],
+    dst: [u8; 4],
+    (sport, dport): (u16, u16),
+    (seq, ack): (u32, u32),
+    flags: u8,
+    options: &[u8],
+    data: &[u8],
+) -> Vec<u8> {
     let mut t = vec![0u8; 20];
     t[0..2].copy_from_slice(&sport.to_be_bytes());
     t[2..4].copy_from_slice(&dport.to_be_bytes());
     t[4..8].copy_from_slice(&seq.to_be_bytes());
-    t[8..12].copy_from_slice(&1u32.to_be_bytes());
-    t[12] = 5 << 4;
-    t[13] = 0x18;
+    t[8..12].copy_from_slice(&ack.to_be_bytes());
+    t[12] = ((20 + options.len()) as u8 / 4) << 4;
+    t[13] = flags;
     t[14..16].copy_from_slice(&65535u16.to_be_bytes());
+    t.extend_from_slice(options);
     t.extend_from_slice(data);
     let c = pseudo_sum(src, dst, 6, &t);
     t[16..18].copy_from_slice(&c.to_be_bytes());
