@@ -48,7 +48,8 @@ pub fn write_plots(plan: &Plan, s: &Summary, dir: &Path, stem: &str) -> Result<V
     })
 }
 
-const COLORS: [RGBColor; 8] = [
+/// The figures' line colours, in order (also `series_plot.rs`).
+pub(crate) const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),

@@ -14,6 +14,7 @@ use tcpnc_sim::series::SIM_SERIES_COLUMNS;
 
 use crate::error::{ExperimentError, Result};
 use crate::plan::{Plan, label};
+use crate::plot::COLORS;
 use crate::summary::Summary;
 
 const SIZE: (u32, u32) = (1000, 520);
@@ -82,15 +83,6 @@ struct SeriesFigure<'a> {
     y_desc: &'a str,
     lines: Vec<Line>,
 }
-
-const COLORS: [RGBColor; 6] = [
-    RGBColor(214, 39, 40),
-    RGBColor(255, 127, 14),
-    RGBColor(31, 119, 180),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-    RGBColor(127, 127, 127),
-];
 
 impl Figure for SeriesFigure<'_> {
     fn size(&self) -> (u32, u32) {

@@ -3,33 +3,19 @@
 
 mod common;
 
-use std::net::IpAddr;
-
 use common::*;
 use tcpnc_proto::config::Switch;
-use tcpnc_proto::tcp::{Endpoint, FlowKey, TcpFlags, TcpPacket};
+use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket};
 use tcpnc_proto::{Engine, EngineConfig, Policies};
 
 const SEG: u32 = 1000;
 
 fn flow(port: u16) -> FlowKey {
-    FlowKey::new(
-        Endpoint::new(IpAddr::V4(CLIENT), port),
-        Endpoint::new(IpAddr::V4(SERVER), SPORT),
-    )
+    client_flow(port)
 }
 
 fn data(port: u16, i: u32) -> Vec<u8> {
-    let seq = 5_000 + i * SEG;
-    segment(
-        &flow(port),
-        seq,
-        1,
-        TcpFlags::ACK,
-        1000,
-        &[],
-        &vec![7; SEG as usize],
-    )
+    client_data(port, i, SEG)
 }
 
 /// Runs `segments` of the flow from `port` through A → B, losing every tenth DATA frame, each

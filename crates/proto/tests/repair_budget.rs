@@ -4,12 +4,10 @@
 
 mod common;
 
-use std::net::IpAddr;
-
 use common::*;
 use tcpnc_proto::config::Switch;
 use tcpnc_proto::repair_budget::{BUDGET_DEPTH, REPAIR_SHARE};
-use tcpnc_proto::tcp::{Endpoint, FlowKey, TcpFlags, TcpPacket};
+use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket};
 use tcpnc_proto::{Engine, EngineConfig, Policies};
 
 const SEG: u32 = 1000;
@@ -17,22 +15,11 @@ const SEG: u32 = 1000;
 const QUIET_FRAMES: u64 = 1500;
 
 fn flow(port: u16) -> FlowKey {
-    FlowKey::new(
-        Endpoint::new(IpAddr::V4(CLIENT), port),
-        Endpoint::new(IpAddr::V4(SERVER), SPORT),
-    )
+    client_flow(port)
 }
 
 fn data(port: u16, i: u32) -> Vec<u8> {
-    segment(
-        &flow(port),
-        5_000 + i * SEG,
-        1,
-        TcpFlags::ACK,
-        1000,
-        &[],
-        &vec![7; SEG as usize],
-    )
+    client_data(port, i, SEG)
 }
 
 /// A fixed pseudo-random percentile of frame `k` (Knuth's multiplicative hash), so that the

@@ -589,3 +589,24 @@ impl Pair {
         }
     }
 }
+
+/// The flow from client port `port` to the server.
+pub fn client_flow(port: u16) -> FlowKey {
+    FlowKey::new(
+        Endpoint::new(IpAddr::V4(CLIENT), port),
+        Endpoint::new(IpAddr::V4(SERVER), SPORT),
+    )
+}
+
+/// Segment `i` of `len` bytes of the flow from client port `port` (sequence 5000 + i·len).
+pub fn client_data(port: u16, i: u32, len: u32) -> Vec<u8> {
+    segment(
+        &client_flow(port),
+        5_000 + i * len,
+        1,
+        TcpFlags::ACK,
+        1000,
+        &[],
+        &vec![7; len as usize],
+    )
+}
