@@ -5,14 +5,9 @@ mod common;
 
 use common::*;
 use tcpnc_proto::config::Switch;
-use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket};
 use tcpnc_proto::{Engine, EngineConfig, Policies};
 
 const SEG: u32 = 1000;
-
-fn flow(port: u16) -> FlowKey {
-    client_flow(port)
-}
 
 fn data(port: u16, i: u32) -> Vec<u8> {
     client_data(port, i, SEG)
@@ -31,18 +26,7 @@ fn transfer(a: &mut Engine, b: &mut Engine, port: u16, segments: u32, t0: u64) -
                 b.handle_datagram(now, &d);
             }
         }
-        let mut end = None;
-        while let Some(p) = b.poll_local() {
-            end = Some(TcpPacket::parse(&p).unwrap().end_seq());
-        }
-        if let Some(e) = end {
-            let back = FlowKey::new(flow(port).dst, flow(port).src);
-            b.handle_local(now, &segment(&back, 1, e, TcpFlags::ACK, 65535, &[], &[]));
-        }
-        while let Some(d) = b.poll_transmit() {
-            a.handle_datagram(now, &d);
-        }
-        while a.poll_local().is_some() {}
+        acknowledge_at_once(a, b, port, now);
     }
     frames
 }

@@ -7,16 +7,11 @@ mod common;
 use common::*;
 use tcpnc_proto::config::Switch;
 use tcpnc_proto::repair_budget::{BUDGET_DEPTH, REPAIR_SHARE};
-use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket};
 use tcpnc_proto::{Engine, EngineConfig, Policies};
 
 const SEG: u32 = 1000;
 /// DATA frames sent before the path starts to overflow.
 const QUIET_FRAMES: u64 = 1500;
-
-fn flow(port: u16) -> FlowKey {
-    client_flow(port)
-}
 
 fn data(port: u16, i: u32) -> Vec<u8> {
     client_data(port, i, SEG)
@@ -56,18 +51,7 @@ fn run(budget: Switch, flows: u16, segments: u32, deliver: impl Fn(u64) -> bool)
                     b.handle_datagram(now, &d);
                 }
             }
-            let mut end = None;
-            while let Some(p) = b.poll_local() {
-                end = TcpPacket::parse(&p).ok().map(|t| t.end_seq()).or(end);
-            }
-            if let Some(e) = end {
-                let back = FlowKey::new(flow(port).dst, flow(port).src);
-                b.handle_local(now, &segment(&back, 1, e, TcpFlags::ACK, 65535, &[], &[]));
-            }
-            while let Some(d) = b.poll_transmit() {
-                a.handle_datagram(now, &d);
-            }
-            while a.poll_local().is_some() {}
+            acknowledge_at_once(&mut a, &mut b, port, now);
         }
     }
     let stats = a.stats();
@@ -79,8 +63,7 @@ fn run(budget: Switch, flows: u16, segments: u32, deliver: impl Fn(u64) -> bool)
 }
 
 /// Forty flows on a path that first loses 10 % at random and then delivers one DATA frame in
-/// four (a queue overflowing): each flow's
-/// NC-ACKs report the drops and ask for repairs. With the budget the repairs stay within the
+/// four (a queue overflowing): each flow's NC-ACKs report the drops and ask for repairs. With the budget the repairs stay within the
 /// share of what was delivered (plus the bucket's depth); without it they are a multiple.
 #[test]
 fn many_flows_into_an_overflowing_path_repair_within_the_budget() {

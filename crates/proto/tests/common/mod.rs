@@ -610,3 +610,22 @@ pub fn client_data(port: u16, i: u32, len: u32) -> Vec<u8> {
         &vec![7; len as usize],
     )
 }
+
+/// The receiving side of one step of a flow from client port `port`: B's decoded segments go to
+/// its local TCP, which acknowledges the last one; B's NC-ACKs reach A at once; A's TCP ACKs are
+/// drained.
+pub fn acknowledge_at_once(a: &mut Engine, b: &mut Engine, port: u16, now: Duration) {
+    let mut end = None;
+    while let Some(p) = b.poll_local() {
+        end = TcpPacket::parse(&p).ok().map(|t| t.end_seq()).or(end);
+    }
+    if let Some(e) = end {
+        let f = client_flow(port);
+        let back = FlowKey::new(f.dst, f.src);
+        b.handle_local(now, &segment(&back, 1, e, TcpFlags::ACK, 65535, &[], &[]));
+    }
+    while let Some(d) = b.poll_transmit() {
+        a.handle_datagram(now, &d);
+    }
+    while a.poll_local().is_some() {}
+}
