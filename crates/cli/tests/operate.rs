@@ -301,6 +301,17 @@ fn transfer(net: &mut Net, to: &str) {
 }
 
 /// Both pages pass promtool; goodput on the receiving side; peers up; RTT measured.
+/// Waits (at most 10 s) until side 0's metrics page shows a keepalive round trip: the first
+/// keepalive goes after a second of silence and the page is refreshed once per stats
+/// interval, so on a loaded machine a fixed sleep was sometimes too short.
+fn wait_for_keepalive_rtt(net: &Net) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !scrape(net, 0).contains("tcpnc_peer_keepalive_rtt_seconds{") && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 fn check_metrics(net: &Net) {
     let promtool = promtool().unwrap();
     let (page_a, page_b) = (scrape(net, 0), scrape(net, 1));
@@ -396,7 +407,7 @@ fn gateway_pair_is_operable_with_its_tools() {
     let ready = wait_notify(&sock, "READY=1", 2);
     assert!(ready, "READY=1 from both: {}", net.log("gw0.log"));
     transfer(&mut net, "10.77.0.2:5001");
-    std::thread::sleep(Duration::from_millis(1500)); // one stats interval and a keepalive
+    wait_for_keepalive_rtt(&net);
     check_metrics(&net);
 
     // The live table shows the peer.
