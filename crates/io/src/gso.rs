@@ -217,7 +217,10 @@ mod tests {
             count,
             seg,
         };
-        assert_eq!(call_trains(&[t(1, 50), t(3, 100), t(1, 80), t(2, 100)]), (4, Some(100)));
+        assert_eq!(
+            call_trains(&[t(1, 50), t(3, 100), t(1, 80), t(2, 100)]),
+            (4, Some(100))
+        );
         assert_eq!(call_trains(&[t(3, 100), t(2, 90)]), (1, Some(100)));
         assert_eq!(call_trains(&[t(3, 100), t(1, 120)]), (1, Some(100)));
         assert_eq!(call_trains(&[t(1, 120), t(3, 100)]), (1, None));

@@ -11,6 +11,6 @@ pub mod gso;
 pub mod udp;
 
 pub use batch::{BATCH, RecvSlots};
-pub use gso::Sent;
 pub use fake::{FakeNet, FakeUdp, copy_out, recv_timeout};
+pub use gso::Sent;
 pub use udp::{BindError, SysUdp, Udp, wait_readable};

@@ -41,6 +41,11 @@ pub trait Udp: Send + Sync + 'static {
     /// The bound address.
     fn local_addr(&self) -> io::Result<SocketAddr>;
 
+    /// Whether batched sends use UDP GSO ([`crate::gso`]) now. The default: no.
+    fn gso(&self) -> bool {
+        false
+    }
+
     /// Receives up to `slots.capacity()` datagrams, waiting at most `timeout` for the first;
     /// `slots` holds what arrived (nothing on timeout). The default receives one.
     fn recv_batch(&self, slots: &mut RecvSlots, timeout: Duration) -> io::Result<()> {
@@ -143,17 +148,12 @@ impl SysUdp {
 
     /// Turns UDP GSO for batched sends on or off; on only where the kernel has `UDP_SEGMENT`
     /// (probed by setting the socket's default segment size to 0, i.e. none). Returns whether
-    /// it is on. A later send the kernel refuses turns it off again ([`SysUdp::gso`]).
+    /// it is on. A later send the kernel refuses turns it off again ([`Udp::gso`]).
     pub fn set_gso(&self, on: bool) -> bool {
         use nix::sys::socket::{setsockopt, sockopt};
         let on = on && setsockopt(&self.sock, sockopt::UdpGsoSegment, &0).is_ok();
         self.gso.store(on, Ordering::Relaxed);
         on
-    }
-
-    /// Whether batched sends use UDP GSO now.
-    pub fn gso(&self) -> bool {
-        self.gso.load(Ordering::Relaxed)
     }
 }
 
@@ -189,6 +189,10 @@ impl Udp for SysUdp {
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         self.sock.local_addr()
+    }
+
+    fn gso(&self) -> bool {
+        self.gso.load(Ordering::Relaxed)
     }
 
     /// One `poll(2)` then one `recvmmsg(2)` for everything queued (up to the slots).

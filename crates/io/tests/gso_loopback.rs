@@ -55,7 +55,10 @@ fn send_all(tx: &SysUdp, batch: &[(Vec<u8>, SocketAddr)]) -> (usize, usize, usiz
 #[test]
 fn gso_batch_arrives_intact_and_in_order() {
     let (tx, rx1, rx2) = (bind(), bind(), bind());
-    assert!(tx.set_gso(true), "the kernel has UDP_SEGMENT (Linux >= 4.18)");
+    assert!(
+        tx.set_gso(true),
+        "the kernel has UDP_SEGMENT (Linux >= 4.18)"
+    );
     let (a, b) = (rx1.local_addr().unwrap(), rx2.local_addr().unwrap());
     let mut spec: Vec<(usize, SocketAddr)> = Vec::new();
     spec.extend((0..20).map(|_| (1200, a)));
@@ -77,7 +80,10 @@ fn gso_batch_arrives_intact_and_in_order() {
             .filter(|(_, t)| *t == to)
             .map(|(d, _)| d.clone())
             .collect();
-        let got: Vec<Vec<u8>> = receive(rx, want.len()).into_iter().map(|(d, _)| d).collect();
+        let got: Vec<Vec<u8>> = receive(rx, want.len())
+            .into_iter()
+            .map(|(d, _)| d)
+            .collect();
         assert_eq!(got.len(), want.len(), "every datagram to {to} arrives once");
         assert_eq!(got, want, "intact and in order");
     }
