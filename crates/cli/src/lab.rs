@@ -26,18 +26,24 @@ pub struct LabArgs {
     /// it): TUN offloads, docs/gateway.md.
     #[arg(long, global = true, value_name = "on|off")]
     pub tun_offload: Option<Switch>,
+    /// The gateways' `udp_gso` (`on` or `off`; default: theirs, on where the kernel has
+    /// it): UDP GSO sends, docs/gateway.md.
+    #[arg(long, global = true, value_name = "on|off")]
+    pub udp_gso: Option<Switch>,
     /// What to do.
     #[command(subcommand)]
     pub command: LabCommand,
 }
 
-/// The gateway settings every lab command takes: `--tunnel`, `--tun-offload`.
+/// The gateway settings every lab command takes: `--tunnel`, `--tun-offload`, `--udp-gso`.
 #[derive(Debug, Clone, Copy)]
 pub struct LabGateways {
     /// `--tunnel`.
     pub tunnel: TunnelArg,
     /// `--tun-offload`.
     pub tun_offload: Option<Switch>,
+    /// `--udp-gso`.
+    pub udp_gso: Option<Switch>,
 }
 
 /// `--tunnel`.
@@ -364,6 +370,7 @@ pub(crate) fn new_lab(gw: LabGateways) -> Result<Lab> {
     let mut lab = Lab::new(tcpnc_lab::tcpnc_exe()?)?;
     lab.tunnel = gw.tunnel.into();
     lab.tun_offload = gw.tun_offload.map(Switch::is_on);
+    lab.udp_gso = gw.udp_gso.map(Switch::is_on);
     Ok(lab)
 }
 
@@ -372,6 +379,7 @@ pub fn run(args: LabArgs) -> Result<()> {
     let gw = LabGateways {
         tunnel: args.tunnel,
         tun_offload: args.tun_offload,
+        udp_gso: args.udp_gso,
     };
     match args.command {
         LabCommand::Sink(a) => std::process::exit(tcpnc_lab::sink_main(

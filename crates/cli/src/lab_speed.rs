@@ -99,7 +99,7 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
         report["load_average_after"],
     );
     println!(
-        "{:>12} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8}",
+        "{:>12} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>4}",
         "case",
         "Mbit/s",
         "CPU s/GB",
@@ -107,15 +107,17 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
         "tun tx",
         "udp rx",
         "udp tx",
+        "tx/msg",
         "drops",
         "ok",
-        "offload"
+        "offload",
+        "gso"
     );
     for r in results {
         let p = &r.packets_per_call;
         let d = &r.drops;
         println!(
-            "{:>12} {:>10.1} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>5} {:>8}",
+            "{:>12} {:>10.1} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>5} {:>8} {:>4}",
             r.case.label(),
             r.goodput_mbit,
             r.cpu_s_per_gb,
@@ -123,10 +125,15 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
             p.tun_tx,
             p.udp_rx,
             p.udp_tx,
+            p.udp_tx_per_message,
             d.queue + d.tun_write_errors + d.tun_read_errors + d.udp_send_errors + d.engine_queue,
             if r.integrity_ok { "yes" } else { "NO" },
-            if r.tun_offload { "on" } else { "off" }
+            if r.tun_offload { "on" } else { "off" },
+            if r.udp_gso { "on" } else { "off" }
         );
     }
-    println!("(tun/udp columns: packets per system call, both gateways)");
+    println!(
+        "(tun/udp columns: packets per system call, both gateways; tx/msg: datagrams per \
+         kernel message, above 1 with UDP GSO)"
+    );
 }

@@ -97,6 +97,7 @@ impl Scratch {
             peers: vec![],
             window: Some(12),
             tun_offload: false,
+            udp_gso: false,
             tunnel: serde_json::Value::Null,
         };
         tcpnc_gateway::stats::write_snapshot(&stats, &snapshot).unwrap();

@@ -8,6 +8,10 @@
 //! segments during a bulk transfer, so one TUN read gives more than one IP packet on average.
 //! With `--tun-offload off` every read gives exactly one and the assertion fails.
 //!
+//! UDP GSO (`udp_gso`, the gateways' default): a flush's same-size datagrams to the peer leave
+//! as trains, so a kernel message carries more than one datagram on average. With
+//! `--udp-gso off` it carries exactly one and the assertion fails.
+//!
 //! Needs root (network namespaces, TUN) and `ip`; elsewhere it prints why it skips and passes.
 
 mod common;
@@ -58,5 +62,8 @@ fn full_speed_is_intact_without_gateway_drops() {
         );
         let tun_rx = p["tun_rx"].as_f64().unwrap_or(0.0);
         assert!(tun_rx > 1.0, "packets per TUN read with offloads: {p}");
+        assert_eq!(r["udp_gso"], true, "the gateways send with UDP GSO: {r}");
+        let per_message = p["udp_tx_per_message"].as_f64().unwrap_or(0.0);
+        assert!(per_message > 1.0, "datagrams per UDP message with GSO: {p}");
     }
 }

@@ -29,6 +29,7 @@ fn snapshot() -> Snapshot {
         }],
         window: Some(16),
         tun_offload: false,
+        udp_gso: false,
         tunnel: serde_json::Value::Null,
     }
 }

@@ -101,6 +101,9 @@ pub struct RawInterface {
     /// them (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tun_offload: Option<bool>,
+    /// UDP GSO (`UDP_SEGMENT`) for batched sends when the kernel has it (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_gso: Option<bool>,
     /// Serve Prometheus metrics on this `addr:port` (default: no metrics server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_listen: Option<String>,
@@ -160,6 +163,10 @@ pub struct Interface {
     pub queue_packets: usize,
     /// Ask for TUN offloads (`IFF_VNET_HDR`); a kernel that refuses them gets a plain TUN.
     pub tun_offload: bool,
+    /// Send trains of same-size datagrams to one peer as one UDP GSO message
+    /// (`tcpnc_io::gso`); a kernel without `UDP_SEGMENT`, or a path that refuses it, gets
+    /// plain `sendmmsg`.
+    pub udp_gso: bool,
     /// Operator keys: metrics server, log level ([`crate::operate`]).
     pub operate: Operate,
 }
@@ -413,6 +420,7 @@ impl RawInterface {
             stats_file,
             queue_packets,
             tun_offload: self.tun_offload.unwrap_or(true),
+            udp_gso: self.udp_gso.unwrap_or(true),
             operate: Operate::validate(self.metrics_listen, self.log_level)?,
         })
     }

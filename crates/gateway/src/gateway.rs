@@ -177,6 +177,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                     source,
                 })?;
             self.counters.udp_tx_calls += 1;
+            self.counters.udp_tx_messages += 1;
             self.counters.udp_tx_datagrams += 1;
             self.counters.udp_tx_bytes += d.len() as u64;
         }
@@ -223,6 +224,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 .collect(),
             window: self.monitor.window(),
             tun_offload: self.tun.offload(),
+            udp_gso: self.udp.gso(),
             tunnel: tcpnc_io::counters_json::pairs_json(&self.envelope.counters()).into(),
         }
     }
@@ -469,7 +471,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     }
 
     /// Sends every sealed datagram to its peer's endpoint, [`BATCH`] per system call
-    /// (`sendmmsg` on the real socket); the buffers go back to the envelope to be sealed into
+    /// (`sendmmsg` on the real socket; with UDP GSO, [`BATCH`] trains of same-size datagrams
+    /// to one peer per call, `tcpnc_io::gso`); the buffers go back to the envelope to be sealed into
     /// again.
     fn transmit(&mut self) {
         self.tx_batch.clear();
@@ -493,7 +496,9 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         while at < self.tx_batch.len() {
             self.counters.udp_tx_calls += 1;
             match self.udp.send_batch(&self.tx_batch[at..]) {
-                Ok(n) if n > 0 => {
+                Ok(sent) if sent.datagrams > 0 => {
+                    let n = sent.datagrams;
+                    self.counters.udp_tx_messages += sent.messages as u64;
                     for (d, _) in &self.tx_batch[at..at + n] {
                         self.counters.udp_tx_datagrams += 1;
                         self.counters.udp_tx_bytes += d.len() as u64;

@@ -58,6 +58,11 @@ pub struct GatewayCounters {
     /// System calls that sent on the UDP socket (`sendto` or `sendmmsg`).
     #[serde(default)]
     pub udp_tx_calls: u64,
+    /// Messages those calls handed the kernel: one per datagram, or one per train of
+    /// datagrams with UDP GSO (`interface.udp_gso`). Datagrams per message =
+    /// `udp_tx_datagrams` / this (0 in snapshots from before this counter).
+    #[serde(default)]
+    pub udp_tx_messages: u64,
     /// TUN reads dropped because they could not be cut into IP packets (an offloading TUN's
     /// bad virtio header, more segments than slots).
     #[serde(default)]
@@ -125,6 +130,10 @@ pub struct Snapshot {
     /// kernel accepted them; added without a version change).
     #[serde(default)]
     pub tun_offload: bool,
+    /// Whether batched UDP sends use GSO (`interface.udp_gso`, the kernel has `UDP_SEGMENT`
+    /// and no send was refused; added without a version change).
+    #[serde(default)]
+    pub udp_gso: bool,
     /// The tunnel envelope's counters (`crates/tunnel`): drops by reason (`drops.*`) and,
     /// with keys, handshakes, sessions, sealed/opened datagrams.
     #[serde(default)]
@@ -243,6 +252,7 @@ mod tests {
             }],
             window: Some(12),
             tun_offload: false,
+            udp_gso: true,
             tunnel: serde_json::json!({"drops": {"bad_tag": 1}}),
         };
         write_snapshot(&path, &snap).unwrap();

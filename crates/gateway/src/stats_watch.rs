@@ -180,6 +180,7 @@ mod tests {
             }],
             window: Some(12),
             tun_offload: false,
+            udp_gso: false,
             tunnel: serde_json::Value::Null,
         }
     }

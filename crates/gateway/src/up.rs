@@ -103,6 +103,9 @@ pub fn up(
         Ok((rx, tx)) => tracing::debug!("UDP socket buffers: receive {rx} B, send {tx} B"),
         Err(e) => tracing::warn!("cannot size the UDP socket buffers: {e}"),
     }
+    if iface.udp_gso && !udp.set_gso(true) {
+        tracing::info!("the kernel has no UDP GSO (UDP_SEGMENT): plain sendmmsg");
+    }
     let tun = SysTun::create(&iface.name, iface.address, iface.mtu, iface.tun_offload)?;
     let mut routes = Routes::new(tun.name());
     if iface.routes {

@@ -104,6 +104,15 @@ fn defaults() {
     assert_eq!(c.coding.policies, tcpnc_proto::Policies::product());
     assert_eq!(c.peers[0].name, "peer0");
     assert_eq!(c.peers[0].keepalive_secs, 0);
+    assert!(c.interface.tun_offload && c.interface.udp_gso);
+}
+
+/// `udp_gso` turns UDP GSO sends off; it must be a boolean.
+#[test]
+fn udp_gso_switch() {
+    let off = with(|_| replaced("mtu = 1400\n", "mtu = 1400\nudp_gso = false\n")).unwrap();
+    assert!(!off.interface.udp_gso);
+    assert!(with(|_| replaced("mtu = 1400\n", "mtu = 1400\nudp_gso = \"yes\"\n")).is_err());
 }
 
 #[test]

@@ -153,7 +153,7 @@ mod tests {
         let a = SysUdp::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let b = SysUdp::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let batch: Vec<(Vec<u8>, SocketAddr)> = (0..10u8).map(|i| (vec![i; 100], to)).collect();
-        assert_eq!(a.send_batch(&batch).unwrap(), 10);
+        assert_eq!(a.send_batch(&batch).unwrap().datagrams, 10);
         b.send_to(&[77; 3], to).unwrap();
         let mut slots = RecvSlots::new(BATCH, 2048);
         // Loopback queues the datagrams before the sends return: one call takes all eleven.
@@ -173,7 +173,7 @@ mod tests {
         // Two destinations in one call.
         let c = SysUdp::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let two = vec![(vec![1], to), (vec![2], c.local_addr().unwrap())];
-        assert_eq!(a.send_batch(&two).unwrap(), 2);
+        assert_eq!(a.send_batch(&two).unwrap().datagrams, 2);
         let mut buf = [0u8; 8];
         let r = c.recv_from(&mut buf, Duration::from_secs(1)).unwrap();
         assert_eq!(r.map(|(n, _)| buf[..n].to_vec()), Some(vec![2]));

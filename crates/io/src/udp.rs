@@ -4,11 +4,13 @@
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use thiserror::Error;
 
 use crate::batch::RecvSlots;
+use crate::gso::Sent;
 
 /// Binding a UDP socket failed.
 #[derive(Debug, Error)]
@@ -39,6 +41,11 @@ pub trait Udp: Send + Sync + 'static {
     /// The bound address.
     fn local_addr(&self) -> io::Result<SocketAddr>;
 
+    /// Whether batched sends use UDP GSO ([`crate::gso`]) now. The default: no.
+    fn gso(&self) -> bool {
+        false
+    }
+
     /// Receives up to `slots.capacity()` datagrams, waiting at most `timeout` for the first;
     /// `slots` holds what arrived (nothing on timeout). The default receives one.
     fn recv_batch(&self, slots: &mut RecvSlots, timeout: Duration) -> io::Result<()> {
@@ -50,15 +57,25 @@ pub trait Udp: Send + Sync + 'static {
     }
 
     /// Sends datagrams (each to its address) in one call where the socket can: returns how
-    /// many were sent (at least one), an error only when the first could not be. The default
-    /// sends one at a time.
-    fn send_batch(&self, batch: &[(Vec<u8>, SocketAddr)]) -> io::Result<usize> {
+    /// many were sent (at least one) and in how many kernel messages, an error only when the
+    /// first could not be. The default sends one at a time.
+    fn send_batch(&self, batch: &[(Vec<u8>, SocketAddr)]) -> io::Result<Sent> {
         for (i, (d, to)) in batch.iter().enumerate() {
             if let Err(e) = self.send_to(d, *to) {
-                return if i == 0 { Err(e) } else { Ok(i) };
+                return if i == 0 {
+                    Err(e)
+                } else {
+                    Ok(Sent {
+                        datagrams: i,
+                        messages: i,
+                    })
+                };
             }
         }
-        Ok(batch.len())
+        Ok(Sent {
+            datagrams: batch.len(),
+            messages: batch.len(),
+        })
     }
 }
 
@@ -87,6 +104,9 @@ pub fn wait_readable(fd: RawFd, timeout: Duration) -> io::Result<bool> {
 #[derive(Debug)]
 pub struct SysUdp {
     sock: UdpSocket,
+    /// Batched sends use UDP GSO ([`crate::gso`]): set by [`SysUdp::set_gso`], cleared when
+    /// the kernel refuses a GSO send.
+    gso: AtomicBool,
 }
 
 impl SysUdp {
@@ -96,7 +116,7 @@ impl SysUdp {
             io::ErrorKind::AddrInUse => BindError::AddrInUse(addr),
             _ => BindError::Other { addr, source: e },
         })?;
-        Ok(SysUdp { sock })
+        Ok(SysUdp::from_socket(sock))
     }
 
     /// Asks for `bytes` of kernel receive and send buffer: beyond `net.core.rmem_max` /
@@ -120,7 +140,20 @@ impl SysUdp {
 
     /// Wraps an already bound socket.
     pub fn from_socket(sock: UdpSocket) -> SysUdp {
-        SysUdp { sock }
+        SysUdp {
+            sock,
+            gso: AtomicBool::new(false),
+        }
+    }
+
+    /// Turns UDP GSO for batched sends on or off; on only where the kernel has `UDP_SEGMENT`
+    /// (probed by setting the socket's default segment size to 0, i.e. none). Returns whether
+    /// it is on. A later send the kernel refuses turns it off again ([`Udp::gso`]).
+    pub fn set_gso(&self, on: bool) -> bool {
+        use nix::sys::socket::{setsockopt, sockopt};
+        let on = on && setsockopt(&self.sock, sockopt::UdpGsoSegment, &0).is_ok();
+        self.gso.store(on, Ordering::Relaxed);
+        on
     }
 }
 
@@ -158,6 +191,10 @@ impl Udp for SysUdp {
         self.sock.local_addr()
     }
 
+    fn gso(&self) -> bool {
+        self.gso.load(Ordering::Relaxed)
+    }
+
     /// One `poll(2)` then one `recvmmsg(2)` for everything queued (up to the slots).
     fn recv_batch(&self, slots: &mut RecvSlots, timeout: Duration) -> io::Result<()> {
         slots.clear();
@@ -167,8 +204,23 @@ impl Udp for SysUdp {
         crate::batch::recv_mmsg(self.sock.as_raw_fd(), slots)
     }
 
-    /// One `sendmmsg(2)` for up to [`crate::BATCH`] datagrams.
-    fn send_batch(&self, batch: &[(Vec<u8>, SocketAddr)]) -> io::Result<usize> {
-        crate::batch::send_mmsg(self.sock.as_raw_fd(), batch)
+    /// One `sendmmsg(2)` for up to [`crate::BATCH`] datagrams, or with GSO up to
+    /// [`crate::BATCH`] trains of datagrams ([`crate::gso`]). A GSO send the kernel refuses
+    /// turns GSO off and goes again without it.
+    fn send_batch(&self, batch: &[(Vec<u8>, SocketAddr)]) -> io::Result<Sent> {
+        let fd = self.sock.as_raw_fd();
+        if self.gso() {
+            match crate::gso::send_gso(fd, batch) {
+                Err(e) if crate::gso::refuses_gso(e) => {
+                    self.gso.store(false, Ordering::Relaxed);
+                }
+                r => return r.map_err(io::Error::from),
+            }
+        }
+        let n = crate::batch::send_mmsg(fd, batch)?;
+        Ok(Sent {
+            datagrams: n,
+            messages: n,
+        })
     }
 }

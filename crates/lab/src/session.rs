@@ -72,6 +72,8 @@ pub struct Lab {
     pub queue_packets: Option<usize>,
     /// The gateways' `tun_offload` (their default when `None`).
     pub tun_offload: Option<bool>,
+    /// The gateways' `udp_gso` (their default when `None`).
+    pub udp_gso: Option<bool>,
     dir: ScratchDir,
     runs: AtomicU32,
 }
@@ -90,6 +92,7 @@ impl Lab {
             direct_gateways: false,
             queue_packets: None,
             tun_offload: None,
+            udp_gso: None,
             dir,
             runs: AtomicU32::new(0),
         })
@@ -254,6 +257,7 @@ impl<'a> Session<'a> {
             config.interface.mtu = Some(tun_mtu(lab.tunnel));
             config.interface.queue_packets = lab.queue_packets;
             config.interface.tun_offload = lab.tun_offload;
+            config.interface.udp_gso = lab.udp_gso;
             if let Some((files, publics)) = &keys {
                 config.interface.insecure = None;
                 config.interface.private_key_file = Some(files[i].display().to_string());
@@ -531,6 +535,7 @@ pub fn gateway_config(
             stats_file: Some(stats.display().to_string()),
             queue_packets: None,
             tun_offload: None,
+            udp_gso: None,
             metrics_listen: None,
             log_level: None,
             insecure: Some(true),

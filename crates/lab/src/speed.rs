@@ -87,6 +87,8 @@ pub struct PacketsPerCall {
     pub udp_rx: f64,
     /// Datagrams sent per send call.
     pub udp_tx: f64,
+    /// Datagrams sent per kernel message (above 1 only with UDP GSO trains).
+    pub udp_tx_per_message: f64,
 }
 
 /// Drops caused by the gateways themselves (not by the path), summed over both.
@@ -133,6 +135,8 @@ pub struct SpeedResult {
     pub drops: GatewayDrops,
     /// Both gateways ran their TUN with offloads (`IFF_VNET_HDR`).
     pub tun_offload: bool,
+    /// Both gateways ended the run sending with UDP GSO (`udp_gso`).
+    pub udp_gso: bool,
     /// The gateways' final counters (`{"client": .., "server": ..}`).
     pub gateways: Value,
 }
@@ -183,6 +187,7 @@ fn run_case(
         packets_per_call: per_call(&g.client.gateway, &g.server.gateway),
         drops: drops(&[&g.client, &g.server]),
         tun_offload: g.client.tun_offload && g.server.tun_offload,
+        udp_gso: g.client.udp_gso && g.server.udp_gso,
         gateways: serde_json::to_value(&g).unwrap_or(Value::Null),
     })
 }
@@ -205,6 +210,10 @@ fn per_call(a: &GatewayCounters, b: &GatewayCounters) -> PacketsPerCall {
         udp_tx: ratio(
             a.udp_tx_datagrams + b.udp_tx_datagrams,
             a.udp_tx_calls + b.udp_tx_calls,
+        ),
+        udp_tx_per_message: ratio(
+            a.udp_tx_datagrams + b.udp_tx_datagrams,
+            a.udp_tx_messages + b.udp_tx_messages,
         ),
     }
 }
@@ -305,6 +314,7 @@ mod tests {
             }],
             window: None,
             tun_offload: false,
+            udp_gso: false,
             tunnel: Value::Null,
         }
     }
@@ -331,15 +341,18 @@ mod tests {
         let a = GatewayCounters {
             udp_tx_datagrams: 300,
             udp_tx_calls: 10,
+            udp_tx_messages: 30,
             ..Default::default()
         };
         let b = GatewayCounters {
             udp_tx_datagrams: 100,
             udp_tx_calls: 10,
+            udp_tx_messages: 10,
             ..Default::default()
         };
         let p = per_call(&a, &b);
         assert_eq!(p.udp_tx, 20.0);
+        assert_eq!(p.udp_tx_per_message, 10.0);
         assert_eq!(p.tun_rx, 0.0);
     }
 }
