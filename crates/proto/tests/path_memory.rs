@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::flows::*;
 use common::*;
 use tcpnc_proto::config::Switch;
 use tcpnc_proto::{Engine, EngineConfig, Policies};

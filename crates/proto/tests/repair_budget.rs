@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::flows::*;
 use common::*;
 use tcpnc_proto::config::Switch;
 use tcpnc_proto::repair_budget::{BUDGET_DEPTH, REPAIR_SHARE};
