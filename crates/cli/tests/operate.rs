@@ -161,6 +161,9 @@ metrics_listen = "127.0.0.1:9617"
 log_level = "info"
 # CRC-32C integrity envelope: its frames stay readable for the dissector check.
 insecure = true
+# One frame per captured datagram: with UDP GSO the capture holds the unsegmented super-datagrams
+# (docs/deploy.md, section 6).
+udp_gso = false
 
 [[peer]]
 name = "side{o}"
