@@ -18,13 +18,13 @@ use crate::child::{Child, Line};
 use crate::error::{LabError, Result};
 use crate::frames::{FrameSinkReport, FrameSourceReport};
 use crate::measure::settings_json;
-use crate::session::{GatewayStats, Lab, Session, wait_listening};
+use crate::session::{GatewayStats, Lab, Session};
 use crate::settings::{
     CongestionControl, PathMode, PathSettings, PolicyOverrides, TransferSettings,
 };
 use crate::tcpinfo::TcpInfo;
 use crate::traffic::Event;
-use crate::transfer::SINK_PORT;
+use crate::transfer::{SINK_PORT, spawn_sink};
 
 /// One scheme of a stream run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,14 +238,7 @@ fn run_processes(
         "--timeout-s",
         &secs,
     ]);
-    let mut sink = lab.spawn("stream sink", &lab.topo.srv, &sink_args)?;
-    wait_listening(
-        &mut sink,
-        "the sink to listen",
-        &lab.topo.srv,
-        SINK_PORT,
-        Duration::from_secs(10),
-    )?;
+    let mut sink = spawn_sink(lab, "stream sink", &sink_args)?;
     let (cc, seed) = (t.cc.name(), t.seed.to_string());
     let source_args = args(&[
         "lab",

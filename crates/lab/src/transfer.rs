@@ -21,13 +21,27 @@ use crate::child::{Child, Line};
 use crate::error::{LabError, Result};
 use crate::netstat;
 use crate::series::{LabSeries, SinkSample, SourceSample};
-use crate::session::{Session, wait_listening};
+use crate::session::{Lab, Session, wait_listening};
 use crate::settings::TransferSettings;
 use crate::tcpinfo::TcpInfo;
 use crate::traffic::{Event, SinkReport, SourceReport};
 
 /// TCP port of the sink.
 pub const SINK_PORT: u16 = 5201;
+
+/// Starts a sink (`name`, with `args`) in the server namespace and waits until it listens on
+/// [`SINK_PORT`] (the transfer sink and the stream sink).
+pub(crate) fn spawn_sink(lab: &Lab, name: &str, args: &[String]) -> Result<Child> {
+    let mut sink = lab.spawn(name, &lab.topo.srv, args)?;
+    wait_listening(
+        &mut sink,
+        "the sink to listen",
+        &lab.topo.srv,
+        SINK_PORT,
+        Duration::from_secs(10),
+    )?;
+    Ok(sink)
+}
 
 /// The outcome of one transfer.
 #[derive(Debug, Clone, Serialize)]
@@ -139,14 +153,7 @@ pub fn run_transfer(
     let deadline = Instant::now() + timeout;
     let addr = format!("{}:{SINK_PORT}", session.server_ip());
     let (sink_args, source_args) = child_args(t, &addr);
-    let mut sink = lab.spawn("sink", &lab.topo.srv, &sink_args)?;
-    wait_listening(
-        &mut sink,
-        "the sink to listen",
-        &lab.topo.srv,
-        SINK_PORT,
-        Duration::from_secs(10),
-    )?;
+    let mut sink = spawn_sink(lab, "sink", &sink_args)?;
     let cli = lab.topo.cli.clone();
     let kernel_before = netstat::snapshot(&cli)?;
     let mut source = lab.spawn("source", &lab.topo.cli, &source_args)?;
