@@ -28,20 +28,17 @@ pub const RESULT_COLUMNS: [&str; 14] = [
     "decoding_sd_pps",
 ];
 
-/// The result columns that hold numbers (what a plan's `[plot] y` may name).
-pub const NUMERIC_RESULT_COLUMNS: [&str; 11] = [
-    "goodput_mbit",
-    "completion_s",
-    "bytes_delivered",
-    "retransmissions",
-    "jain_index",
-    "dup_acks",
-    "fast_retransmits",
-    "flight_mean_bytes",
-    "decoding_mean_pps",
-    "decoding_sd_pps",
-    "wall_s",
-];
+/// The result columns that hold no number (the outcome, flags).
+const NON_NUMERIC_RESULT_COLUMNS: [&str; 3] = ["outcome", "counted", "integrity_ok"];
+
+/// The result columns that hold numbers (what a plan's `[plot] y` may name): every result
+/// column but [`NON_NUMERIC_RESULT_COLUMNS`].
+pub fn numeric_result_columns() -> Vec<&'static str> {
+    RESULT_COLUMNS
+        .into_iter()
+        .filter(|c| !NON_NUMERIC_RESULT_COLUMNS.contains(c))
+        .collect()
+}
 
 /// The CSV header's columns.
 pub fn columns() -> Vec<&'static str> {

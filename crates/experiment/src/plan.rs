@@ -359,15 +359,16 @@ fn check_plot(plot: &PlotSpec, repetitions: u32) -> std::result::Result<(), Stri
     if !(plot.x_scale.is_finite() && plot.x_scale > 0.0) {
         return Err("[plot] x_scale must be > 0".into());
     }
+    let numeric = crate::journal::numeric_result_columns();
     if let Some(y) = plot
         .y
         .iter()
         .chain(&plot.also_y)
-        .find(|y| !crate::journal::NUMERIC_RESULT_COLUMNS.contains(&y.as_str()))
+        .find(|y| !numeric.contains(&y.as_str()))
     {
         return Err(format!(
             "[plot] y: `{y}` is not a numeric result column ({})",
-            crate::journal::NUMERIC_RESULT_COLUMNS.join(", ")
+            numeric.join(", ")
         ));
     }
     if let Some(c) = &plot.series_y {
