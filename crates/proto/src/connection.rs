@@ -142,12 +142,14 @@ impl Connection {
         true
     }
 
-    /// Runs both halves' timers: redeliveries (§IV-C), the repair probe, a paused ACK's end.
+    /// Runs both halves' timers: redeliveries (§IV-C), the tail repair, the repair probe, a
+    /// paused ACK's end.
     pub fn on_timeout(&mut self, call: Call<'_>) {
         let stamp = self.ack_stamp();
         let mut cx: Context<'_> = call.with_stats(&mut self.stats);
         self.receiver.on_timeout(&mut cx);
         if let Some(sender) = self.sender.as_mut() {
+            sender.on_pause(&mut cx);
             sender.on_timeout(&mut cx);
             sender.release_paused(&mut cx, stamp);
         }

@@ -26,6 +26,7 @@ pub mod rng;
 pub mod seam;
 pub mod sender;
 pub mod stats;
+pub mod tail_repair;
 #[cfg(test)]
 mod test_util;
 pub mod testing;

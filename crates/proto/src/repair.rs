@@ -86,12 +86,23 @@ pub const QUEUE_EVIDENCE_MIN: Duration = Duration::from_millis(2);
 /// Lower bound of the delivery-rate estimate used to size repairs (p̂ ≤ 0.8).
 pub const MIN_DELIVERY: f64 = 0.2;
 
+/// Running counts of what a sender sent (`tail_repair.rs` takes differences of two).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SentCounts {
+    /// Combinations sent.
+    pub combinations: u64,
+    /// New packets first included in them.
+    pub sources: u64,
+}
+
 /// Counters kept right after a Pid was sent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Sent {
     pid: u32,
     sources: u64,
     repairs: u64,
+    /// Combinations sent up to and including this one.
+    combinations: u64,
     at: Duration,
 }
 
@@ -112,6 +123,8 @@ pub struct DeficitRepair {
     srtt: Option<Duration>,
     /// Smallest smoothed round-trip time so far: the path without a queue (jitter averaged).
     rtt_floor: Option<Duration>,
+    /// The counters right after the Pid the latest accounted NC-ACK echoed.
+    echoed: Option<Sent>,
 }
 
 impl Default for DeficitRepair {
@@ -131,6 +144,7 @@ impl DeficitRepair {
             last_ack: None,
             srtt: None,
             rtt_floor: None,
+            echoed: None,
         }
     }
 
@@ -144,6 +158,7 @@ impl DeficitRepair {
             pid,
             sources: self.sources,
             repairs: self.repairs,
+            combinations: self.sent,
             at: now,
         };
     }
@@ -160,6 +175,9 @@ impl DeficitRepair {
         let at = self.log[ack.pid_echo as usize % LOG_LEN];
         if at.pid != ack.pid_echo {
             return 0;
+        }
+        if self.echoed.is_none_or(|e| at.combinations > e.combinations) {
+            self.echoed = Some(at);
         }
         let sample = now.saturating_sub(at.at);
         let srtt = match self.srtt {
@@ -183,6 +201,23 @@ impl DeficitRepair {
             return 0;
         }
         ((expected / q).round() as u32).clamp(1, MAX_REPAIRS_PER_ACK)
+    }
+
+    /// Combinations sent and new packets first included in them, so far.
+    pub fn sent_counts(&self) -> SentCounts {
+        SentCounts {
+            combinations: self.sent,
+            sources: self.sources,
+        }
+    }
+
+    /// [`DeficitRepair::sent_counts`] right after the Pid the latest accounted NC-ACK echoed
+    /// (zero before the first).
+    pub fn echoed_counts(&self) -> SentCounts {
+        self.echoed.map_or(SentCounts::default(), |at| SentCounts {
+            combinations: at.combinations,
+            sources: at.sources,
+        })
     }
 
     /// The smoothed round-trip time of combinations, once measured.

@@ -44,6 +44,7 @@ impl Policies {
             protect_handshake: Switch::Off,
             path_memory: Switch::Off,
             repair_budget: Switch::Off,
+            tail_repair: Switch::Off,
             window_policy: WindowPolicy::Fixed,
         }
     }
@@ -96,6 +97,7 @@ mod tests {
             p.protect_handshake,
             p.path_memory,
             p.repair_budget,
+            p.tail_repair,
         ] {
             assert_eq!(s, Switch::Off);
         }

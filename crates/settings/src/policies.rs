@@ -92,6 +92,10 @@ pub struct Policies {
     /// the path delivers, so many flows cannot flood it with repairs (docs/engine.md, deficit
     /// repair part 6).
     pub repair_budget: Switch,
+    /// With a repair: when the local TCP pauses (a frame's end, the last flight before TCP
+    /// waits), repairs so that the flight carries every missing DoF with probability 0.99
+    /// (docs/engine.md, deficit repair part 7).
+    pub tail_repair: Switch,
     /// Fixed W or VBNC's variable window up to W (Parejiya & Desai §II-B).
     pub window_policy: WindowPolicy,
 }
@@ -139,6 +143,7 @@ impl Policies {
             protect_handshake: Switch::On,
             path_memory: Switch::On,
             repair_budget: Switch::On,
+            tail_repair: Switch::On,
             window_policy: WindowPolicy::Fixed,
         }
     }
@@ -196,6 +201,7 @@ impl Policies {
             protect_handshake: o.protect_handshake.unwrap_or(self.protect_handshake),
             path_memory: o.path_memory.unwrap_or(self.path_memory),
             repair_budget: o.repair_budget.unwrap_or(self.repair_budget),
+            tail_repair: o.tail_repair.unwrap_or(self.tail_repair),
             window_policy: o.window_policy.unwrap_or(self.window_policy),
         }
     }
@@ -346,6 +352,12 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair_budget: Option<Switch>,
+    /// With a repair: repairs when the local TCP pauses, so a frame's or a flight's last
+    /// combinations are covered without waiting for the next ones. Default: on (off in the paper
+    /// profiles).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_repair: Option<Switch>,
     /// Coding window: "fixed" (always W) or "vbnc" (Parejiya's variable window, at most W:
     /// starts at 1, follows the local TCP's window, halves above a 100 ms round trip).
     /// Default: fixed.
@@ -375,6 +387,7 @@ impl From<Policies> for PolicyOverrides {
             protect_handshake: Some(p.protect_handshake),
             path_memory: Some(p.path_memory),
             repair_budget: Some(p.repair_budget),
+            tail_repair: Some(p.tail_repair),
             window_policy: Some(p.window_policy),
         }
     }
@@ -382,7 +395,7 @@ impl From<Policies> for PolicyOverrides {
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 18] = [
+    pub const KEYS: [&'static str; 19] = [
         "window",
         "redundancy",
         "scheme",
@@ -400,6 +413,7 @@ impl PolicyOverrides {
         "protect_handshake",
         "path_memory",
         "repair_budget",
+        "tail_repair",
         "window_policy",
     ];
 }

@@ -115,6 +115,37 @@ impl SenderHalf {
         }
     }
 
+    /// Emits one tail repair (`tail_repair.rs`): the newest sent packets, as many as fit the
+    /// tunnel MTU with seeded coefficients (at most 255), so the burst that just ended is
+    /// covered whatever sizes the packets before it had (a frame's short last packet ends the
+    /// compact range form of a window reaching past it, docs/wire.md).
+    pub(super) fn send_tail_repair(&mut self, cx: &mut Context<'_>) {
+        let (Some(oldest), Some(last)) = (self.buffer.first_index(), self.newest_sent) else {
+            return;
+        };
+        if last < oldest {
+            return;
+        }
+        let mut range = IndexRange { first: last, last };
+        let floor = oldest.max((last + 1).saturating_sub(MAX_CODING_WINDOW as u64));
+        while range.first > floor {
+            let wider = IndexRange {
+                first: range.first - 1,
+                last,
+            };
+            if !self.fits(wider, CoefficientMode::Seeded, cx.config.tunnel_mtu) {
+                break;
+            }
+            range = wider;
+        }
+        let kind = FrameKind {
+            redundant: true,
+            flush: true,
+            repair: true,
+        };
+        self.emit(cx, range, Some(CoefficientTransport::Seeded), kind);
+    }
+
     /// Emits one DATA frame combining the packets of `range`: uncoded when `transport` is
     /// `None` (systematic), else with random coefficients sent as `transport` says.
     fn emit(

@@ -12,6 +12,7 @@
 mod burst;
 mod combination;
 mod nc_ack;
+mod tail;
 
 use std::time::Duration;
 
@@ -28,7 +29,7 @@ use crate::flow_id_conversion::flow_key;
 use crate::loss_tracker::LossEstimator;
 use crate::path_memory::PathEstimate;
 use crate::redundancy::RedundancyAccumulator;
-use crate::repair::{ACK_SILENCE, DeficitRepair};
+use crate::repair::{ACK_SILENCE, DeficitRepair, SentCounts};
 use crate::tcp::{FlowKey, TcpFlags, TcpPacket, seq_add, seq_lt};
 use crate::vbnc::{Observation, Vbnc};
 
@@ -87,6 +88,10 @@ pub struct SenderHalf {
     vbnc: Option<Vbnc>,
     /// Non-redundant combinations sent since the last PB burst (`burst.rs`).
     since_pb_burst: u32,
+    /// When the local TCP counts as paused, for the tail repair (`tail.rs`).
+    tail: Option<Duration>,
+    /// What was sent at the previous pause (`tail.rs`).
+    pause_mark: SentCounts,
 }
 
 impl SenderHalf {
@@ -135,6 +140,8 @@ impl SenderHalf {
                 .is_variable()
                 .then(|| Vbnc::new(cfg.coding_window())),
             since_pb_burst: 0,
+            tail: None,
+            pause_mark: SentCounts::default(),
         }
         .starting_from(cfg, path)
     }
@@ -294,5 +301,6 @@ impl SenderHalf {
             self.count_for_pb_burst(cx);
         }
         self.arm_probe(cx);
+        self.arm_tail(cx);
     }
 }

@@ -243,15 +243,12 @@ impl SenderHalf {
         by_packets.min(by_bytes).min(u64::from(u32::MAX)) as u32
     }
 
-    /// When [`SenderHalf::on_timeout`] must run: the repair probe's or the paused ACK's
-    /// deadline.
+    /// When [`SenderHalf::on_timeout`] must run: the repair probe's, the paused ACK's or the
+    /// tail repair's deadline.
     pub fn poll_timeout(&self) -> Option<Duration> {
         let probe = self.probe.map(|(deadline, _)| deadline);
         let paused = self.paused.map(|(deadline, _, _)| deadline);
-        match (probe, paused) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [probe, paused, self.tail].into_iter().flatten().min()
     }
 
     /// Gives the local TCP a paused duplicate ACK whose pause ended without a newer ACK.
@@ -266,7 +263,7 @@ impl SenderHalf {
 
     /// How many of `wanted` repairs the peer's repair budget allows (all of them with
     /// `repair_budget` off); the rest are counted as refused.
-    fn within_budget(&self, cx: &mut Context<'_>, wanted: u32) -> u32 {
+    pub(super) fn within_budget(&self, cx: &mut Context<'_>, wanted: u32) -> u32 {
         if !cx.config.policies.repair_budget.is_on() {
             return wanted;
         }

@@ -1,0 +1,167 @@
+//! Tail repair: repairs sent when the local TCP pauses, sized so that the sink can decode
+//! everything sent so far.
+//!
+//! The redundancy accumulator (§II-B) interleaves its redundant combinations with new packets,
+//! so a loss is covered by the combinations that *follow* it. At the end of a burst of sending
+//! — a video frame, a request, the last flight before TCP waits for ACKs — nothing follows: a
+//! loss among the burst's last combinations waits until the next burst brings more
+//! combinations, and then a round trip for the deficit repair (`repair.rs`), or two round trips
+//! for the repair probe. A stream at 30 frames/s over a 40 ms round trip then shows a tail of
+//! ≈ 100–170 ms on 5–10 % loss (docs/streaming.md), although every frame's own loss was within
+//! what R repairs on average.
+//!
+//! Karafillis et al. (§II, EOT) send N_lp combinations when the transfer ends; RFC 8985's tail
+//! loss probe retransmits when a flight ends without ACKs. The tail repair does both jobs at the
+//! coding layer, at every pause:
+//!
+//! * a pause is [`pause_gap`] without a new arrival from the local TCP (an eighth of the
+//!   combination round trip, 2–20 ms; 10 ms before one is measured) while packets are
+//!   unacknowledged;
+//! * at a pause, with `d` the latest N_lp, `n_s` the new packets first sent since the Pid the
+//!   latest NC-ACK echoed, `n_c` the combinations sent since it (repairs included) and `q` the
+//!   estimated delivery rate, the sink needs `d + n_s` of the `n_c` combinations in flight; the
+//!   sender adds the fewest whole-buffer repairs `k` with
+//!   P[Binomial(n_c + k, q) ≥ d + n_s] ≥ [`TAIL_SUCCESS`] (Karafillis' R_a argument, applied to
+//!   the flight instead of the whole file), at most [`MAX_TAIL_REPAIRS`];
+//! * the repairs count in the deficit repair's in-flight accounting like any other, so the
+//!   NC-ACKs that follow do not repair the same DoF again; with `repair_budget` they draw on the
+//!   peer's bucket.
+//!
+//! Without loss (q = 1) a pause sends nothing; a bulk transfer whose ACK clock keeps the local
+//! TCP sending never pauses.
+
+use std::time::Duration;
+
+/// Probability with which the flight, with the tail repairs, carries every DoF the sink
+/// misses.
+pub const TAIL_SUCCESS: f64 = 0.99;
+
+/// Most tail repairs at one pause.
+pub const MAX_TAIL_REPAIRS: u32 = 8;
+
+/// The pause before the round trip is measured.
+pub const PAUSE_UNMEASURED: Duration = Duration::from_millis(10);
+
+/// The time without a new arrival from the local TCP after which the sender calls it a pause:
+/// srtt/8 within 2–20 ms ([`PAUSE_UNMEASURED`] before a round trip is measured). Longer than
+/// the gaps of an ACK-clocked bulk transfer (a segment per ACK, an ACK every few hundred
+/// microseconds at tens of Mbit/s), short against the round trip a deficit repair costs.
+pub fn pause_gap(srtt: Option<Duration>) -> Duration {
+    srtt.map_or(PAUSE_UNMEASURED, |s| {
+        (s / 8).clamp(Duration::from_millis(2), Duration::from_millis(20))
+    })
+}
+
+/// Repairs to add at a pause after a burst of `sources` new packets in `combinations`
+/// combinations, for a coding window of `window` packets and a delivery rate `q`: the fewest
+/// `k` (at most [`MAX_TAIL_REPAIRS`]) for which both the whole burst and its last `window`
+/// packets (with their share of the combinations) are decodable with probability
+/// [`TAIL_SUCCESS`]. The suffix matters on its own: a hole early in a long burst is reported by
+/// the NC-ACKs of the packets after it and repaired by the deficit repair, a hole among the
+/// last packets has nothing after it.
+pub fn tail_repairs(sources: u64, combinations: u64, window: u64, q: f64) -> u32 {
+    if sources == 0 {
+        return 0;
+    }
+    let last = sources.min(window.max(1));
+    let last_combinations = (last * combinations).div_ceil(sources);
+    needed_for(sources, combinations, q).max(needed_for(last, last_combinations, q))
+}
+
+/// The fewest `k` ≤ [`MAX_TAIL_REPAIRS`] with P[Binomial(`in_flight` + k, `q`) ≥ `needed`] ≥
+/// [`TAIL_SUCCESS`].
+fn needed_for(needed: u64, in_flight: u64, q: f64) -> u32 {
+    if needed == 0 {
+        return 0;
+    }
+    let q = q.clamp(0.0, 1.0);
+    (0..=MAX_TAIL_REPAIRS)
+        .find(|&k| at_least(in_flight + u64::from(k), needed, q) >= TAIL_SUCCESS)
+        .unwrap_or(MAX_TAIL_REPAIRS)
+}
+
+/// P[Binomial(n, q) ≥ m], from the pmf's recurrence in logarithms (a flight of thousands of
+/// combinations would underflow (1 − q)^n).
+fn at_least(n: u64, m: u64, q: f64) -> f64 {
+    if m == 0 {
+        return 1.0;
+    }
+    if m > n || q <= 0.0 {
+        return 0.0;
+    }
+    if q >= 1.0 {
+        return 1.0;
+    }
+    // ln P[X < m] = ln Σ_{i<m} C(n,i) q^i (1−q)^(n−i), each term from the previous one.
+    let odds = (q / (1.0 - q)).ln();
+    let mut term = n as f64 * (1.0 - q).ln(); // i = 0
+    let mut below = f64::NEG_INFINITY;
+    for i in 0..m {
+        below = log_add(below, term);
+        term += ((n - i) as f64 / (i + 1) as f64).ln() + odds;
+    }
+    (1.0 - below.exp()).clamp(0.0, 1.0)
+}
+
+/// ln(e^a + e^b).
+fn log_add(a: f64, b: f64) -> f64 {
+    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+    if lo == f64::NEG_INFINITY {
+        return hi;
+    }
+    hi + (lo - hi).exp().ln_1p()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binomial_tail_matches_small_cases() {
+        assert!((at_least(1, 1, 0.9) - 0.9).abs() < 1e-12);
+        assert!((at_least(2, 1, 0.5) - 0.75).abs() < 1e-12);
+        assert!((at_least(3, 2, 0.5) - 0.5).abs() < 1e-12);
+        assert_eq!(at_least(3, 4, 0.9), 0.0);
+        assert_eq!(at_least(3, 0, 0.1), 1.0);
+        // Large flights do not underflow: 3000 at 10 % loss, mean 2700, sd ≈ 16.
+        assert!(at_least(3000, 2600, 0.9) > 0.999);
+        assert!(at_least(3000, 2800, 0.9) < 1e-6);
+    }
+
+    #[test]
+    fn nothing_missing_or_no_loss_sends_nothing() {
+        assert_eq!(tail_repairs(0, 10, 12, 0.9), 0);
+        assert_eq!(tail_repairs(12, 12, 12, 1.0), 0);
+        assert_eq!(tail_repairs(300, 300, 12, 1.0), 0);
+    }
+
+    #[test]
+    fn a_frame_at_ten_percent_gets_a_few() {
+        // 12 new packets in 14 combinations (R ≈ 1.17) at 10 % loss: 84 % decodable alone.
+        let k = tail_repairs(12, 14, 12, 0.9);
+        assert!((2..=4).contains(&k), "{k}");
+        assert!(at_least(14 + u64::from(k), 12, 0.9) >= TAIL_SUCCESS);
+        assert!(at_least(14 + u64::from(k) - 1, 12, 0.9) < TAIL_SUCCESS);
+        // A long flight: its surplus covers the whole on average, not its last packets.
+        assert_eq!(needed_for(226, 248, 0.958), 0);
+        let k = tail_repairs(226, 248, 12, 0.958);
+        assert!((1..=3).contains(&k), "{k}");
+    }
+
+    #[test]
+    fn pause_gap_is_bounded() {
+        assert_eq!(pause_gap(None), PAUSE_UNMEASURED);
+        assert_eq!(
+            pause_gap(Some(Duration::from_millis(40))),
+            Duration::from_millis(5)
+        );
+        assert_eq!(
+            pause_gap(Some(Duration::from_millis(1))),
+            Duration::from_millis(2)
+        );
+        assert_eq!(
+            pause_gap(Some(Duration::from_secs(1))),
+            Duration::from_millis(20)
+        );
+    }
+}
