@@ -15,7 +15,9 @@
 
 use std::time::Duration;
 
-use tcpnc_proto::settings::{CongestionControl, PathMode, PathOverrides, PolicyOverrides, Profile};
+use tcpnc_proto::settings::{
+    CongestionControl, PathMode, PathOverrides, PolicyOverrides, Profile, Switch,
+};
 use tcpnc_sim::run_spec::RunSpec;
 use tcpnc_sim::stream_run::{SchemeResult, run_stream};
 use tcpnc_stream::{Preset, TraceModel};
@@ -43,10 +45,14 @@ fn spec(seed: u64) -> RunSpec {
 }
 
 fn run(seed: u64) -> Vec<SchemeResult> {
+    run_with(spec(seed))
+}
+
+fn run_with(spec: RunSpec) -> Vec<SchemeResult> {
     let trace = TraceModel::preset(Preset::Target, 10.0)
-        .generate(seed)
+        .generate(spec.seed)
         .unwrap();
-    run_stream(&spec(seed), &trace, Duration::from_secs(1)).unwrap()
+    run_stream(&spec, &trace, Duration::from_secs(1)).unwrap()
 }
 
 /// The 95th-percentile latency in ms counting undelivered frames as infinitely late.
@@ -91,5 +97,35 @@ fn nc_tail_latency_at_ten_percent_loss_vbnc_no_worse_than_fixed() {
             p95_all(vbnc),
             p95_all(fixed)
         );
+    }
+}
+
+/// The tail repair (docs/engine.md, deficit repair part 7): a frame whose last combinations
+/// are lost is repaired at the pause after it instead of by the frames that follow, so the
+/// tail of the latency distribution shrinks (p95 93–98 ms without, 47–55 ms with, in 20 s
+/// runs at 5–10 %). Asserted with a margin: p95 at most 3/4 of the one without, every frame
+/// intact either way.
+#[test]
+fn tail_repair_shortens_the_latency_tail() {
+    for seed in [1, 2] {
+        let with = run(seed);
+        let without = run_with(RunSpec {
+            policies: PolicyOverrides {
+                tail_repair: Some(Switch::Off),
+                ..PolicyOverrides::default()
+            },
+            ..spec(seed)
+        });
+        let (on, off) = (&with[1], &without[1]);
+        assert_eq!((&*on.scheme, &*off.scheme), ("nc-fixed", "nc-fixed"));
+        eprintln!(
+            "seed {seed}: p95 {:.1} ms with the tail repair, {:.1} without",
+            p95_all(on),
+            p95_all(off)
+        );
+        for r in [on, off] {
+            assert_eq!(r.summary.intact, r.summary.frames);
+        }
+        assert!(p95_all(on) < 0.75 * p95_all(off), "seed {seed}");
     }
 }
