@@ -10,7 +10,7 @@ use crate::config::EngineConfig;
 use crate::context::Context;
 use crate::event::{DropReason, Event};
 use crate::tcp::{
-    FlowKey, IpParams, Subheader, TcpError, TcpFlags, rebuild_packet, seq_add, seq_lt,
+    FlowKey, IpParams, Subheader, TcpError, TcpFlags, rebuild_packet_into, seq_add, seq_lt,
 };
 
 /// A decoded symbol rebuilt into the TCP segment the peer's TCP sent.
@@ -25,12 +25,14 @@ struct Rebuilt {
 
 /// Rebuilds the segment of a decoded symbol spanning `range` (§IV-B: padding removed, ports
 /// from `key`, header and checksum untouched); the IP identification is taken from
-/// `ip_ident`, advanced only once the subheader is known good.
+/// `ip_ident`, advanced only once the subheader is known good. Built into `packet` (a reused
+/// buffer).
 fn rebuild(
     key: &FlowKey,
     ip_ident: &mut u16,
     bytes: &[u8],
     range: tcpnc_wire::SeqRange,
+    mut packet: Vec<u8>,
 ) -> Result<Rebuilt, TcpError> {
     let s = Subheader::parse(bytes)?;
     let len = s.unpadded_len(range.start, range.end)?;
@@ -40,8 +42,9 @@ fn rebuild(
         ident: *ip_ident,
         ..IpParams::default()
     };
+    rebuild_packet_into(&mut packet, key, &bytes[..len], &ip)?;
     Ok(Rebuilt {
-        packet: rebuild_packet(key, &bytes[..len], &ip)?,
+        packet,
         fin,
         payload_len: len - s.header_len(),
     })
@@ -66,7 +69,8 @@ impl ReceiverHalf {
             if sym.delivery != Delivery::Pending {
                 continue;
             }
-            let rebuilt = rebuild(&self.deliver_key, &mut self.ip_ident, bytes, sym.range);
+            let buf = cx.out.buffer();
+            let rebuilt = rebuild(&self.deliver_key, &mut self.ip_ident, bytes, sym.range, buf);
             match rebuilt {
                 Ok(r) => {
                     if r.fin {
@@ -126,7 +130,10 @@ impl ReceiverHalf {
         self.local_right_edge = Some(right_edge);
         for sym in self.symbols.values_mut() {
             if matches!(sym.delivery, Delivery::Delivered { .. }) && seq_lt(sym.range.end, ack) {
-                sym.delivery = Delivery::Confirmed;
+                let delivery = std::mem::replace(&mut sym.delivery, Delivery::Confirmed);
+                if let Delivery::Delivered { packet, .. } = delivery {
+                    cx.out.recycle(packet);
+                }
             }
         }
         self.try_drop();
@@ -200,7 +207,7 @@ impl ReceiverHalf {
             *last = now;
             cx.out.stats.redeliveries += 1;
             cx.stats.redeliveries += 1;
-            cx.out.deliver_local(packet.clone(), Some(flow));
+            cx.out.deliver_local_copy(packet, Some(flow));
         }
         self.try_drop();
     }
@@ -227,7 +234,7 @@ impl ReceiverHalf {
             *last = now;
             cx.out.stats.redeliveries += 1;
             cx.stats.redeliveries += 1;
-            cx.out.deliver_local(packet.clone(), Some(flow));
+            cx.out.deliver_local_copy(packet, Some(flow));
         }
     }
 }
@@ -244,9 +251,10 @@ fn deliver_first(
     cx.stats.segments_delivered += 1;
     cx.stats.bytes_delivered += rebuilt.payload_len as u64;
     cx.out.stats.segments_delivered += 1;
-    cx.out.deliver_local(rebuilt.packet.clone(), flow);
+    cx.out.deliver_local_copy(&rebuilt.packet, flow);
     let already = local_ack.is_some_and(|a| seq_lt(sym.range.end, a));
     sym.delivery = if already {
+        cx.out.recycle(rebuilt.packet);
         Delivery::Confirmed
     } else {
         Delivery::Delivered {
