@@ -17,6 +17,8 @@ use crate::tcp::{
 struct Rebuilt {
     /// The IP packet for the local TCP.
     packet: Vec<u8>,
+    /// Its IP identification.
+    ident: u16,
     /// It carries FIN.
     fin: bool,
     /// Its payload length.
@@ -45,9 +47,31 @@ fn rebuild(
     rebuild_packet_into(&mut packet, key, &bytes[..len], &ip)?;
     Ok(Rebuilt {
         packet,
+        ident: *ip_ident,
         fin,
         payload_len: len - s.header_len(),
     })
+}
+
+/// The segment of a delivered symbol again, rebuilt from the decoder's copy with the IP
+/// identification `ident` of its first delivery (so the same bytes), queued for the local TCP.
+fn redeliver(
+    cx: &mut Context<'_>,
+    decoded: Option<&[u8]>,
+    key: &FlowKey,
+    range: tcpnc_wire::SeqRange,
+    ident: u16,
+    flow: tcpnc_wire::FlowId,
+) {
+    let Some(bytes) = decoded else {
+        return;
+    };
+    // `rebuild` advances the identification before using it.
+    let mut previous = ident.wrapping_sub(1);
+    let buf = cx.out.buffer();
+    if let Ok(r) = rebuild(key, &mut previous, bytes, range, buf) {
+        cx.out.deliver_local(r.packet, Some(flow));
+    }
 }
 
 /// Redelivery timeout after `attempts` redeliveries: doubled each time (at most 64×).
@@ -130,10 +154,7 @@ impl ReceiverHalf {
         self.local_right_edge = Some(right_edge);
         for sym in self.symbols.values_mut() {
             if matches!(sym.delivery, Delivery::Delivered { .. }) && seq_lt(sym.range.end, ack) {
-                let delivery = std::mem::replace(&mut sym.delivery, Delivery::Confirmed);
-                if let Delivery::Delivered { packet, .. } = delivery {
-                    cx.out.recycle(packet);
-                }
+                sym.delivery = Delivery::Confirmed;
             }
         }
         self.try_drop();
@@ -176,10 +197,11 @@ impl ReceiverHalf {
         let (now, cfg) = (cx.now, cx.config);
         let flow = self.data_flow.reversed();
         let head = self.local_ack;
-        for sym in self.symbols.values_mut() {
+        let decoder = self.decoder.as_ref();
+        for (&index, sym) in self.symbols.iter_mut() {
             let is_head = Some(sym.range.start) == head;
             let Delivery::Delivered {
-                packet,
+                ident,
                 last,
                 attempts,
             } = &mut sym.delivery
@@ -207,7 +229,8 @@ impl ReceiverHalf {
             *last = now;
             cx.out.stats.redeliveries += 1;
             cx.stats.redeliveries += 1;
-            cx.out.deliver_local_copy(packet, Some(flow));
+            let decoded = decoder.and_then(|d| d.symbol(index));
+            redeliver(cx, decoded, &self.deliver_key, sym.range, *ident, flow);
         }
         self.try_drop();
     }
@@ -224,22 +247,23 @@ impl ReceiverHalf {
         let flow = self.data_flow.reversed();
         let next = self
             .symbols
-            .values_mut()
-            .find(|s| !seq_lt(s.range.end, ack));
-        if let Some(sym) = next
+            .iter_mut()
+            .find(|(_, s)| !seq_lt(s.range.end, ack));
+        if let Some((&index, sym)) = next
             && sym.range.start == ack
-            && let Delivery::Delivered { packet, last, .. } = &mut sym.delivery
+            && let Delivery::Delivered { ident, last, .. } = &mut sym.delivery
             && *last + grace <= now
         {
             *last = now;
             cx.out.stats.redeliveries += 1;
             cx.stats.redeliveries += 1;
-            cx.out.deliver_local_copy(packet, Some(flow));
+            let decoded = self.decoder.as_ref().and_then(|d| d.symbol(index));
+            redeliver(cx, decoded, &self.deliver_key, sym.range, *ident, flow);
         }
     }
 }
 
-/// First delivery of a rebuilt segment: counted and queued for the local TCP; kept for
+/// First delivery of a rebuilt segment: counted and queued for the local TCP; marked for
 /// redelivery unless the local TCP's `local_ack` already covers it.
 fn deliver_first(
     cx: &mut Context<'_>,
@@ -251,16 +275,15 @@ fn deliver_first(
     cx.stats.segments_delivered += 1;
     cx.stats.bytes_delivered += rebuilt.payload_len as u64;
     cx.out.stats.segments_delivered += 1;
-    cx.out.deliver_local_copy(&rebuilt.packet, flow);
     let already = local_ack.is_some_and(|a| seq_lt(sym.range.end, a));
     sym.delivery = if already {
-        cx.out.recycle(rebuilt.packet);
         Delivery::Confirmed
     } else {
         Delivery::Delivered {
-            packet: rebuilt.packet,
+            ident: rebuilt.ident,
             last: cx.now,
             attempts: 0,
         }
     };
+    cx.out.deliver_local(rebuilt.packet, flow);
 }

@@ -39,9 +39,11 @@ const MAX_SYMBOL_LEN: usize = 65_536;
 enum Delivery {
     /// Not decoded yet.
     Pending,
-    /// Handed to the local TCP, not yet acknowledged by it; kept for redelivery.
+    /// Handed to the local TCP, not yet acknowledged by it. A redelivery rebuilds the packet
+    /// from the decoder's symbol (held until the symbol is confirmed, `try_drop`) with the
+    /// same IP identification, so it is byte for byte the first delivery.
     Delivered {
-        packet: Vec<u8>,
+        ident: u16,
         last: Duration,
         attempts: u32,
     },
