@@ -437,11 +437,13 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                     slot.counters.datagrams_tx += 1;
                 }
                 self.envelope.seal(now, i, &d);
+                slot.engine.recycle(d);
             }
             while let Some(p) = slot.engine.poll_local() {
                 self.counters.tun_tx_bytes += p.len() as u64;
                 slot.counters.delivered_packets += 1;
                 self.tun_tx.push(&p);
+                slot.engine.recycle(p);
             }
             while let Some(ev) = slot.engine.poll_event() {
                 self.monitor.event(i, now, &ev);

@@ -101,6 +101,13 @@ impl Engine {
         self.out.pop_local()
     }
 
+    /// Hands back a datagram or packet from [`Engine::poll_transmit`] / [`Engine::poll_local`]
+    /// once the caller is done with it: later frames and packets are built into it instead of
+    /// a new allocation (`output.rs`). Optional; the output is the same either way.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.out.recycle(buf);
+    }
+
     /// Next event.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.out.pop_event()
@@ -411,7 +418,7 @@ impl Engine {
                 }
             }
         }
-        self.out.deliver_local(packet.to_vec(), None);
+        self.out.deliver_local_copy(packet, None);
     }
 
     /// Whether a SYN (or SYN-ACK) from the peer with `isn` is a copy of one delivered less

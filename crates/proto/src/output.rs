@@ -1,6 +1,12 @@
 //! The engine's bounded output queues (datagrams for the peer, IP packets for the local TCP,
 //! events) together with the counters, so that flow code can emit and count through one
 //! `&mut Output`.
+//!
+//! Buffers: the caller hands every polled datagram and packet back with
+//! [`Output::recycle`] once it is done with it (the gateway does, after sealing or writing
+//! it); frames, synthesised ACKs and delivered copies are then built into those buffers
+//! ([`Output::buffer`]) instead of fresh allocations (issue 14: no per-frame allocation).
+//! Nothing else changes: the same bytes are queued either way.
 
 use std::collections::VecDeque;
 
@@ -10,6 +16,9 @@ use crate::config::Limits;
 use crate::event::{DropReason, Event};
 use crate::stats::EngineStats;
 
+/// Buffers [`Output`] keeps for reuse at most (a flush's worth of datagrams and packets).
+pub const SPARE_BUFFERS: usize = 1024;
+
 /// Queues and counters shared by every flow of an engine.
 #[derive(Debug)]
 pub struct Output {
@@ -18,6 +27,8 @@ pub struct Output {
     events: VecDeque<Event>,
     limits: Limits,
     tunnel_mtu: usize,
+    /// Empty buffers handed back by the caller, reused by [`Output::buffer`].
+    spare: Vec<Vec<u8>>,
     /// The engine-wide counters (`flows` stays empty here: each connection keeps its own
     /// counters and [`Engine::stats`](crate::Engine::stats) gathers them on demand).
     pub stats: EngineStats,
@@ -32,6 +43,7 @@ impl Output {
             events: VecDeque::new(),
             limits,
             tunnel_mtu,
+            spare: Vec::new(),
             stats: EngineStats::default(),
         }
     }
@@ -40,6 +52,7 @@ impl Output {
     pub fn transmit(&mut self, datagram: Vec<u8>) -> bool {
         if self.transmit.len() >= self.limits.transmit_queue {
             self.stats.transmit_queue_drops += 1;
+            self.recycle(datagram);
             self.event(Event::Dropped {
                 flow: None,
                 reason: DropReason::QueueFull,
@@ -54,13 +67,40 @@ impl Output {
         true
     }
 
-    /// Emits a frame; `false` if it could not be encoded (never for frames the engine builds)
-    /// or the queue was full.
+    /// Emits a frame (into a reused buffer); `false` if it could not be encoded (never for
+    /// frames the engine builds) or the queue was full.
     pub fn transmit_frame(&mut self, frame: &FrameRepr<'_>) -> bool {
-        match frame.to_vec() {
-            Ok(v) => self.transmit(v),
-            Err(_) => false,
+        let mut v = self.buffer();
+        v.resize(frame.buffer_len(), 0);
+        match frame.emit(&mut v) {
+            Ok(_) => self.transmit(v),
+            Err(_) => {
+                self.recycle(v);
+                false
+            }
         }
+    }
+
+    /// An empty buffer: one handed back through [`Output::recycle`] when there is one.
+    pub fn buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Takes back a buffer the caller is done with (a polled datagram or packet), for
+    /// [`Output::buffer`]; at most [`SPARE_BUFFERS`] are kept.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if self.spare.len() < SPARE_BUFFERS && buf.capacity() > 0 {
+            buf.clear();
+            self.spare.push(buf);
+        }
+    }
+
+    /// Queues a copy of `packet` for the local TCP (built in a reused buffer); as
+    /// [`Output::deliver_local`].
+    pub fn deliver_local_copy(&mut self, packet: &[u8], flow: Option<FlowId>) -> bool {
+        let mut v = self.buffer();
+        v.extend_from_slice(packet);
+        self.deliver_local(v, flow)
     }
 
     /// Forwards an IP packet uncoded in a BYPASS frame.
@@ -80,6 +120,7 @@ impl Output {
     pub fn deliver_local(&mut self, packet: Vec<u8>, flow: Option<FlowId>) -> bool {
         if self.local.len() >= self.limits.local_queue {
             self.stats.local_queue_drops += 1;
+            self.recycle(packet);
             self.event(Event::Dropped {
                 flow,
                 reason: DropReason::QueueFull,
@@ -158,5 +199,33 @@ mod tests {
         assert!(o.pop_event().is_none());
         assert_eq!(o.pop_transmit().map(|v| v.len()), Some(4));
         assert!(!o.bypass(&[0x10]));
+    }
+
+    /// A buffer handed back is what the next frame is built in (its capacity shows it: a
+    /// fresh allocation would be exactly as long as the frame), and a delivered copy reuses
+    /// one too. Without [`Output::recycle`] keeping it, both capacities are the frame's length.
+    #[test]
+    fn frames_and_copies_are_built_in_recycled_buffers() {
+        let mut o = Output::new(Limits::default(), 1500);
+        o.recycle(Vec::with_capacity(4096));
+        let frame = FrameRepr::Keepalive(tcpnc_wire::KeepaliveRepr::probe(7));
+        assert!(o.transmit_frame(&frame));
+        let sent = o.pop_transmit().unwrap();
+        assert_eq!(sent, frame.to_vec().unwrap());
+        assert_eq!(sent.capacity(), 4096);
+        o.recycle(sent);
+        assert!(o.deliver_local_copy(&[0x45; 60], None));
+        let copy = o.pop_local().unwrap();
+        assert_eq!((copy.len(), copy.capacity()), (60, 4096));
+    }
+
+    /// The pool is bounded: buffers beyond [`SPARE_BUFFERS`] are freed.
+    #[test]
+    fn spare_buffers_are_bounded() {
+        let mut o = Output::new(Limits::default(), 1500);
+        for _ in 0..SPARE_BUFFERS + 10 {
+            o.recycle(vec![0; 8]);
+        }
+        assert_eq!(o.spare.len(), SPARE_BUFFERS);
     }
 }

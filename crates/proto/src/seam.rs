@@ -74,6 +74,11 @@ pub trait Seam {
     fn reset_flows(&mut self, now: Duration) {
         let _ = now;
     }
+    /// Hands back a polled datagram or packet the caller is done with, for reuse (dropped by
+    /// default).
+    fn recycle(&mut self, buf: Vec<u8>) {
+        drop(buf);
+    }
 }
 
 impl Seam for Engine {
@@ -126,6 +131,9 @@ impl Seam for Engine {
     }
     fn poll_event(&mut self) -> Option<Event> {
         Engine::poll_event(self)
+    }
+    fn recycle(&mut self, buf: Vec<u8>) {
+        Engine::recycle(self, buf)
     }
 }
 

@@ -24,6 +24,11 @@ use crate::prng::coefficients_from_seed;
 pub use column::SymbolState;
 use column::{Column, Row, trim_trailing_zeros};
 
+/// Released payload and coefficient buffers kept for reuse at most (each): enough for the
+/// decoded symbols one `drop_below` releases at gigabit rates, so that later rows do not
+/// allocate.
+const SPARE_BUFFERS: usize = 256;
+
 /// Limits of a [`Decoder`]; together they bound its memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecoderConfig {
@@ -404,13 +409,20 @@ impl Decoder {
     }
 
     /// Back-substitution: subtracts `row` from every row that has a non-zero coefficient at
-    /// `pivot_column`, noting the rows that become decoded in `self.finished`.
+    /// `pivot_column`, noting the rows that become decoded in `self.finished`. The scan stops
+    /// after the last existing row (`self.rows` of them): the span is mostly decoded columns,
+    /// and walking all of it for every innovative combination cost more than the elimination.
     fn clear_pivot_column(&mut self, pivot_column: usize, row: &Row) {
         self.finished.clear();
+        let mut rows_left = self.rows;
         for (offset, column) in self.columns.iter_mut().enumerate().take(pivot_column) {
+            if rows_left == 0 {
+                break;
+            }
             let Column::Seen(other) = column else {
                 continue;
             };
+            rows_left -= 1;
             let at = pivot_column - offset;
             let g = other.coefs.get(at).copied().unwrap_or(0);
             if g == 0 {
@@ -444,7 +456,7 @@ impl Decoder {
         };
         self.rows -= 1;
         self.decoded_held += 1;
-        if self.spare_coefs.len() < 64 {
+        if self.spare_coefs.len() < SPARE_BUFFERS {
             self.spare_coefs.push(row.coefs);
         }
         self.columns[offset] = Column::Decoded(row.payload);
@@ -452,11 +464,11 @@ impl Decoder {
     }
 
     fn recycle(&mut self, payload: Vec<u8>, coefs: Option<Vec<u8>>) {
-        if self.spare_payloads.len() < 64 {
+        if self.spare_payloads.len() < SPARE_BUFFERS {
             self.spare_payloads.push(payload);
         }
         if let Some(coefs) = coefs
-            && self.spare_coefs.len() < 64
+            && self.spare_coefs.len() < SPARE_BUFFERS
         {
             self.spare_coefs.push(coefs);
         }

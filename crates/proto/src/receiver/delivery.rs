@@ -10,13 +10,15 @@ use crate::config::EngineConfig;
 use crate::context::Context;
 use crate::event::{DropReason, Event};
 use crate::tcp::{
-    FlowKey, IpParams, Subheader, TcpError, TcpFlags, rebuild_packet, seq_add, seq_lt,
+    FlowKey, IpParams, Subheader, TcpError, TcpFlags, rebuild_packet_into, seq_add, seq_lt,
 };
 
 /// A decoded symbol rebuilt into the TCP segment the peer's TCP sent.
 struct Rebuilt {
     /// The IP packet for the local TCP.
     packet: Vec<u8>,
+    /// Its IP identification.
+    ident: u16,
     /// It carries FIN.
     fin: bool,
     /// Its payload length.
@@ -25,12 +27,14 @@ struct Rebuilt {
 
 /// Rebuilds the segment of a decoded symbol spanning `range` (§IV-B: padding removed, ports
 /// from `key`, header and checksum untouched); the IP identification is taken from
-/// `ip_ident`, advanced only once the subheader is known good.
+/// `ip_ident`, advanced only once the subheader is known good. Built into `packet` (a reused
+/// buffer).
 fn rebuild(
     key: &FlowKey,
     ip_ident: &mut u16,
     bytes: &[u8],
     range: tcpnc_wire::SeqRange,
+    mut packet: Vec<u8>,
 ) -> Result<Rebuilt, TcpError> {
     let s = Subheader::parse(bytes)?;
     let len = s.unpadded_len(range.start, range.end)?;
@@ -40,11 +44,34 @@ fn rebuild(
         ident: *ip_ident,
         ..IpParams::default()
     };
+    rebuild_packet_into(&mut packet, key, &bytes[..len], &ip)?;
     Ok(Rebuilt {
-        packet: rebuild_packet(key, &bytes[..len], &ip)?,
+        packet,
+        ident: *ip_ident,
         fin,
         payload_len: len - s.header_len(),
     })
+}
+
+/// The segment of a delivered symbol again, rebuilt from the decoder's copy with the IP
+/// identification `ident` of its first delivery (so the same bytes), queued for the local TCP.
+fn redeliver(
+    cx: &mut Context<'_>,
+    decoded: Option<&[u8]>,
+    key: &FlowKey,
+    range: tcpnc_wire::SeqRange,
+    ident: u16,
+    flow: tcpnc_wire::FlowId,
+) {
+    let Some(bytes) = decoded else {
+        return;
+    };
+    // `rebuild` advances the identification before using it.
+    let mut previous = ident.wrapping_sub(1);
+    let buf = cx.out.buffer();
+    if let Ok(r) = rebuild(key, &mut previous, bytes, range, buf) {
+        cx.out.deliver_local(r.packet, Some(flow));
+    }
 }
 
 /// Redelivery timeout after `attempts` redeliveries: doubled each time (at most 64×).
@@ -66,7 +93,8 @@ impl ReceiverHalf {
             if sym.delivery != Delivery::Pending {
                 continue;
             }
-            let rebuilt = rebuild(&self.deliver_key, &mut self.ip_ident, bytes, sym.range);
+            let buf = cx.out.buffer();
+            let rebuilt = rebuild(&self.deliver_key, &mut self.ip_ident, bytes, sym.range, buf);
             match rebuilt {
                 Ok(r) => {
                     if r.fin {
@@ -169,10 +197,11 @@ impl ReceiverHalf {
         let (now, cfg) = (cx.now, cx.config);
         let flow = self.data_flow.reversed();
         let head = self.local_ack;
-        for sym in self.symbols.values_mut() {
+        let decoder = self.decoder.as_ref();
+        for (&index, sym) in self.symbols.iter_mut() {
             let is_head = Some(sym.range.start) == head;
             let Delivery::Delivered {
-                packet,
+                ident,
                 last,
                 attempts,
             } = &mut sym.delivery
@@ -200,7 +229,8 @@ impl ReceiverHalf {
             *last = now;
             cx.out.stats.redeliveries += 1;
             cx.stats.redeliveries += 1;
-            cx.out.deliver_local(packet.clone(), Some(flow));
+            let decoded = decoder.and_then(|d| d.symbol(index));
+            redeliver(cx, decoded, &self.deliver_key, sym.range, *ident, flow);
         }
         self.try_drop();
     }
@@ -217,22 +247,23 @@ impl ReceiverHalf {
         let flow = self.data_flow.reversed();
         let next = self
             .symbols
-            .values_mut()
-            .find(|s| !seq_lt(s.range.end, ack));
-        if let Some(sym) = next
+            .iter_mut()
+            .find(|(_, s)| !seq_lt(s.range.end, ack));
+        if let Some((&index, sym)) = next
             && sym.range.start == ack
-            && let Delivery::Delivered { packet, last, .. } = &mut sym.delivery
+            && let Delivery::Delivered { ident, last, .. } = &mut sym.delivery
             && *last + grace <= now
         {
             *last = now;
             cx.out.stats.redeliveries += 1;
             cx.stats.redeliveries += 1;
-            cx.out.deliver_local(packet.clone(), Some(flow));
+            let decoded = self.decoder.as_ref().and_then(|d| d.symbol(index));
+            redeliver(cx, decoded, &self.deliver_key, sym.range, *ident, flow);
         }
     }
 }
 
-/// First delivery of a rebuilt segment: counted and queued for the local TCP; kept for
+/// First delivery of a rebuilt segment: counted and queued for the local TCP; marked for
 /// redelivery unless the local TCP's `local_ack` already covers it.
 fn deliver_first(
     cx: &mut Context<'_>,
@@ -244,15 +275,15 @@ fn deliver_first(
     cx.stats.segments_delivered += 1;
     cx.stats.bytes_delivered += rebuilt.payload_len as u64;
     cx.out.stats.segments_delivered += 1;
-    cx.out.deliver_local(rebuilt.packet.clone(), flow);
     let already = local_ack.is_some_and(|a| seq_lt(sym.range.end, a));
     sym.delivery = if already {
         Delivery::Confirmed
     } else {
         Delivery::Delivered {
-            packet: rebuilt.packet,
+            ident: rebuilt.ident,
             last: cx.now,
             attempts: 0,
         }
     };
+    cx.out.deliver_local(rebuilt.packet, flow);
 }

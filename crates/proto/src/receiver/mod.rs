@@ -39,9 +39,11 @@ const MAX_SYMBOL_LEN: usize = 65_536;
 enum Delivery {
     /// Not decoded yet.
     Pending,
-    /// Handed to the local TCP, not yet acknowledged by it; kept for redelivery.
+    /// Handed to the local TCP, not yet acknowledged by it. A redelivery rebuilds the packet
+    /// from the decoder's symbol (held until the symbol is confirmed, `try_drop`) with the
+    /// same IP identification, so it is byte for byte the first delivery.
     Delivered {
-        packet: Vec<u8>,
+        ident: u16,
         last: Duration,
         attempts: u32,
     },
@@ -269,23 +271,39 @@ impl ReceiverHalf {
     }
 
     /// Records the Start/End of every index from `idx` on that the decoder still holds, the
-    /// largest segment seen and the highest index heard of (§IV-A).
+    /// largest segment seen and the highest index heard of (§IV-A). A window mostly names
+    /// indices already recorded: when every one of them up to the map's last key is there
+    /// (one range walk), only the newer ones are inserted instead of a search per index.
     fn record_ranges(&mut self, idx: u64, ranges: &[SeqRange]) {
         let base = self.decoder.as_ref().map_or(0, Decoder::base);
+        let known = self.known_prefix(idx.max(base), idx + ranges.len() as u64);
         for (k, r) in ranges.iter().enumerate() {
             let i = idx + k as u64;
             if i < base {
                 continue;
             }
-            self.symbols.entry(i).or_insert(Symbol {
-                range: *r,
-                delivery: Delivery::Pending,
-            });
+            if known.is_none_or(|end| i >= end) {
+                self.symbols.entry(i).or_insert(Symbol {
+                    range: *r,
+                    delivery: Delivery::Pending,
+                });
+            }
             self.max_seg = self.max_seg.max((r.seq_len() as u32).min(65_535));
             if self.highest.is_none_or(|(h, _)| i > h) {
                 self.highest = Some((i, r.end));
             }
         }
+    }
+
+    /// `Some(end)` when every index of `lo..end` is in the map, `end` = min(`hi`, last key + 1):
+    /// those need no insertion.
+    fn known_prefix(&self, lo: u64, hi: u64) -> Option<u64> {
+        let end = hi.min(self.symbols.last_key_value()?.0 + 1);
+        if end <= lo {
+            return None;
+        }
+        let present = self.symbols.range(lo..end).count() as u64;
+        (present == end - lo).then_some(end)
     }
 
     /// Gauss-Jordan eliminates one combination (§IV-A); whether it was innovative, or `None`

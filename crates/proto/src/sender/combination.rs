@@ -171,11 +171,7 @@ impl SenderHalf {
             pid,
             base,
             first_index: first_index as u32,
-            ranges: self
-                .buffer
-                .range(range)
-                .map(|p| SeqRange::new(p.start, p.end))
-                .collect(),
+            ranges: self.ranges_of(range),
             coefficients,
         };
         self.next_pid = self.next_pid.wrapping_add(1);
@@ -194,6 +190,22 @@ impl SenderHalf {
             cx.stats.redundant_sent += u64::from(kind.redundant);
             cx.stats.repairs_sent += u64::from(kind.repair);
         }
+        if let FrameRepr::Data { header, .. } = frame {
+            self.ranges_scratch = header.ranges;
+        }
+    }
+
+    /// The sequence ranges of `range`'s packets, in the scratch vector's allocation (given
+    /// back by [`SenderHalf::emit`] once the frame is encoded: no allocation per frame).
+    fn ranges_of(&mut self, range: IndexRange) -> Vec<SeqRange> {
+        let mut ranges = std::mem::take(&mut self.ranges_scratch);
+        ranges.clear();
+        ranges.extend(
+            self.buffer
+                .range(range)
+                .map(|p| SeqRange::new(p.start, p.end)),
+        );
+        ranges
     }
 
     /// The coefficients of a combination of `range`, as the header carries them: `[1]` for a

@@ -16,7 +16,7 @@ use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY};
 /// Longest hold of a paused duplicate ACK (Ha & Tsuru §3.3: "the sending schedule of 200 ms,
 /// following the setting of Delay-ACK of the regular TCP").
 pub const PAUSE_HOLD: Duration = Duration::from_millis(200);
-use crate::tcp::{IpParams, build_ack, seq_lt};
+use crate::tcp::{IpParams, build_ack_into, seq_lt};
 
 impl SenderHalf {
     /// Takes one NC-ACK for this direction and gives the local TCP its TCP ACK.
@@ -201,9 +201,11 @@ impl SenderHalf {
             ..IpParams::default()
         };
         let seq = stamp.seq.unwrap_or(0);
-        let Ok(packet) = build_ack(&self.ack_key, seq, ack, window, &ip) else {
+        let mut packet = cx.out.buffer();
+        if build_ack_into(&mut packet, &self.ack_key, seq, ack, window, &ip).is_err() {
+            cx.out.recycle(packet);
             return;
-        };
+        }
         if self.last_tcp_ack == Some((ack, window)) && !self.buffer.is_empty() {
             cx.stats.dup_acks_synthesized += 1;
             cx.out.stats.dup_acks_synthesized += 1;

@@ -84,6 +84,20 @@ pub fn build_ack(
     window: u16,
     ip: &IpParams,
 ) -> Result<Vec<u8>, TcpError> {
+    let mut out = Vec::new();
+    build_ack_into(&mut out, flow, seq, ack, window, ip)?;
+    Ok(out)
+}
+
+/// [`build_ack`] into `out` (replaced; no allocation when its capacity suffices).
+pub fn build_ack_into(
+    out: &mut Vec<u8>,
+    flow: &FlowKey,
+    seq: u32,
+    ack: u32,
+    window: u16,
+    ip: &IpParams,
+) -> Result<(), TcpError> {
     let fields = SegmentFields {
         seq,
         ack,
@@ -91,5 +105,5 @@ pub fn build_ack(
         window,
         urgent: 0,
     };
-    build_segment(flow, &fields, &[], &[], ip)
+    build_segment_into(out, flow, &fields, &[], &[], ip)
 }

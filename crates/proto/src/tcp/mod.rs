@@ -10,7 +10,7 @@
 //! * [`flow_key`]: [`FlowKey`] (directed) and [`ConnKey`] + [`Direction`] (normalised).
 //! * [`subheader`]: [`Subheader`], [`rebuild_packet`], [`trim`].
 //! * [`options`]: [`rewrite_syn`], [`scan_options`], [`effective_window_shift`].
-//! * [`build`]: [`build_ack`], [`build_segment`].
+//! * [`build`]: [`build_ack`] ([`build_ack_into`]), [`build_segment`].
 
 pub mod build;
 pub mod checksum;
@@ -21,7 +21,7 @@ pub mod segment;
 pub mod seq;
 pub mod subheader;
 
-pub use build::{SegmentFields, build_ack, build_segment, build_segment_into};
+pub use build::{SegmentFields, build_ack, build_ack_into, build_segment, build_segment_into};
 pub use checksum::{
     IPPROTO_TCP, Sum, checksum_update_block, checksum_update_u16, checksum_update_u32,
     internet_checksum, pseudo_header_sum, tcp_checksum, verify_tcp_checksum,
