@@ -14,8 +14,6 @@ use crate::error::{ExperimentError, Result};
 use crate::plan::{AxisScale, Plan};
 use crate::summary::{Curve, Summary};
 
-const SIZE: (u32, u32) = (900, 560);
-
 /// A plan's figure: the plan (axes, labels) and its summary.
 struct SummaryFigure<'a> {
     plan: &'a Plan,
@@ -23,10 +21,6 @@ struct SummaryFigure<'a> {
 }
 
 impl Figure for SummaryFigure<'_> {
-    fn size(&self) -> (u32, u32) {
-        SIZE
-    }
-
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,

@@ -14,8 +14,6 @@ use tcpnc_stream::{FrameRecord, jitters};
 
 use crate::error::{ExperimentError, Result};
 
-const SIZE: (u32, u32) = (900, 560);
-
 /// Smallest value drawn on a logarithmic axis, ms (a jitter of 0 is drawn here).
 const FLOOR_MS: f64 = 0.01;
 
@@ -113,10 +111,6 @@ struct StreamFigure<'a> {
 }
 
 impl Figure for StreamFigure<'_> {
-    fn size(&self) -> (u32, u32) {
-        SIZE
-    }
-
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,

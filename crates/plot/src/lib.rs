@@ -14,10 +14,15 @@ use plotters::style::FontStyle;
 
 pub use plotters;
 
+/// The size in pixels (width, height) of a figure that does not choose its own.
+pub const FIGURE_SIZE: (u32, u32) = (900, 560);
+
 /// A drawing that can be rendered on any plotters backend.
 pub trait Figure {
-    /// Size in pixels (width, height).
-    fn size(&self) -> (u32, u32);
+    /// Size in pixels (width, height); [`FIGURE_SIZE`] unless the figure says otherwise.
+    fn size(&self) -> (u32, u32) {
+        FIGURE_SIZE
+    }
     /// Draws the whole figure on `root`; errors are described in text.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>
     where
