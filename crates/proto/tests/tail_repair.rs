@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::collections::VecDeque;
-
 use common::*;
 use tcpnc_proto::settings::Switch;
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket, seq_diff};
@@ -72,13 +70,19 @@ fn run(tail: Switch, lossy: bool) -> Outcome {
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
     let mut b = Engine::new(cfg, 2).unwrap();
     let mut rng = TestRng(0x7a11);
-    let mut to_b: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
-    let mut to_a: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
+    // Fixed delays, nothing lost on the channels themselves (their own generator).
+    let mut path_rng = TestRng(1);
+    let delay = |delay_ms| {
+        Channel::new(ChannelParams {
+            delay_ms,
+            ..ChannelParams::default()
+        })
+    };
+    let (mut to_b, mut to_a) = (delay(DATA_DELAY), delay(ACK_DELAY));
     let mut latency = vec![None; FRAMES as usize];
     let mut delivered = 0u32;
     for now in 0..(FRAMES + 10) * FRAME_MS {
-        for (at, d) in drain_due(&mut to_a, now) {
-            let _ = at;
+        for d in to_a.due(ms(now)) {
             a.handle_datagram(ms(now), &d);
         }
         while a.poll_local().is_some() {}
@@ -101,8 +105,10 @@ fn run(tail: Switch, lossy: bool) -> Outcome {
                 a.handle_local(ms(now), &seg);
             }
         }
-        transmit(&mut a, &mut to_b, now, lossy, &mut rng);
-        for (_, d) in drain_due(&mut to_b, now) {
+        for d in dropping(&mut a, now, lossy, &mut rng) {
+            to_b.send(ms(now), d, &mut path_rng);
+        }
+        for d in to_b.due(ms(now)) {
             b.handle_datagram(ms(now), &d);
         }
         let mut end = None;
@@ -121,7 +127,7 @@ fn run(tail: Switch, lossy: bool) -> Outcome {
             b.handle_local(ms(now), &ack);
         }
         while let Some(d) = b.poll_transmit() {
-            to_a.push_back((now + ACK_DELAY, d));
+            to_a.send(ms(now), d, &mut path_rng);
         }
     }
     let flow = a.stats().flows.values().next().cloned().unwrap();
@@ -132,14 +138,8 @@ fn run(tail: Switch, lossy: bool) -> Outcome {
     }
 }
 
-/// A's datagrams onto the path to B, with the drops [`run`] describes.
-fn transmit(
-    a: &mut Engine,
-    to_b: &mut VecDeque<(u64, Vec<u8>)>,
-    now: u64,
-    lossy: bool,
-    rng: &mut TestRng,
-) {
+/// A's datagrams for the path to B, less the drops [`run`] describes.
+fn dropping(a: &mut Engine, now: u64, lossy: bool, rng: &mut TestRng) -> Vec<Vec<u8>> {
     let frame = now / FRAME_MS;
     let mut sent = Vec::new();
     while let Some(d) = a.poll_transmit() {
@@ -147,29 +147,18 @@ fn transmit(
     }
     let data_frames = sent.iter().filter(|d| is_data(d)).count();
     let mut nth_data = 0;
-    for d in sent {
-        let drop = if is_data(&d) {
-            nth_data += 1;
-            lossy
-                && ((frame < LEARN && rng.chance(0.1))
-                    || (frame == PROBE_FRAME
-                        && now.is_multiple_of(FRAME_MS)
-                        && nth_data + 2 > data_frames))
-        } else {
-            false
-        };
-        if !drop {
-            to_b.push_back((now + DATA_DELAY, d));
+    sent.retain(|d| {
+        if !is_data(d) {
+            return true;
         }
-    }
-}
-
-fn drain_due(q: &mut VecDeque<(u64, Vec<u8>)>, now: u64) -> Vec<(u64, Vec<u8>)> {
-    let mut due = Vec::new();
-    while q.front().is_some_and(|(t, _)| *t <= now) {
-        due.push(q.pop_front().unwrap());
-    }
-    due
+        nth_data += 1;
+        !(lossy
+            && ((frame < LEARN && rng.chance(0.1))
+                || (frame == PROBE_FRAME
+                    && now.is_multiple_of(FRAME_MS)
+                    && nth_data + 2 > data_frames)))
+    });
+    sent
 }
 
 fn frame_len() -> u32 {

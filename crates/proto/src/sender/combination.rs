@@ -23,6 +23,14 @@ struct FrameKind {
     repair: bool,
 }
 
+/// A repair combination (deficit, probe, tail, EOT/PB burst): REDUNDANT | FLUSH, counted and
+/// timed as a repair.
+const REPAIR: FrameKind = FrameKind {
+    redundant: true,
+    flush: true,
+    repair: true,
+};
+
 impl SenderHalf {
     /// Emits one DATA frame over the coding window of `arrival` (§III-C).
     pub(super) fn send_combination(
@@ -103,28 +111,32 @@ impl SenderHalf {
                 last: first + n - 1,
             };
             if n == 1 || self.fits(range, CoefficientMode::Seeded, cx.config.tunnel_mtu) {
-                let kind = FrameKind {
-                    redundant: true,
-                    flush: true,
-                    repair: true,
-                };
-                self.emit(cx, range, Some(CoefficientTransport::Seeded), kind);
+                self.emit(cx, range, Some(CoefficientTransport::Seeded), REPAIR);
                 return;
             }
             n = n.div_ceil(2);
         }
     }
 
-    /// Emits one tail repair (`tail_repair.rs`): the newest sent packets, as many as fit the
-    /// tunnel MTU with seeded coefficients (at most 255), so the burst that just ended is
-    /// covered whatever sizes the packets before it had (a frame's short last packet ends the
-    /// compact range form of a window reaching past it, docs/wire.md).
-    pub(super) fn send_tail_repair(&mut self, cx: &mut Context<'_>) {
-        let (Some(oldest), Some(last)) = (self.buffer.first_index(), self.newest_sent) else {
+    /// Emits `count` tail repairs (`tail_repair.rs`), each over the newest sent packets, as
+    /// many as fit the tunnel MTU with seeded coefficients (at most 255), so the burst that
+    /// just ended is covered whatever sizes the packets before it had (a frame's short last
+    /// packet ends the compact range form of a window reaching past it, docs/wire.md).
+    pub(super) fn send_tail_repairs(&mut self, cx: &mut Context<'_>, count: u32) {
+        let Some(range) = self.newest_fitting(cx.config.tunnel_mtu) else {
             return;
         };
+        for _ in 0..count {
+            self.emit(cx, range, Some(CoefficientTransport::Seeded), REPAIR);
+        }
+    }
+
+    /// The widest range ending at the newest sent packet whose seeded combination fits
+    /// `tunnel_mtu`.
+    fn newest_fitting(&mut self, tunnel_mtu: usize) -> Option<IndexRange> {
+        let (oldest, last) = (self.buffer.first_index()?, self.newest_sent?);
         if last < oldest {
-            return;
+            return None;
         }
         let mut range = IndexRange { first: last, last };
         let floor = oldest.max((last + 1).saturating_sub(MAX_CODING_WINDOW as u64));
@@ -133,17 +145,12 @@ impl SenderHalf {
                 first: range.first - 1,
                 last,
             };
-            if !self.fits(wider, CoefficientMode::Seeded, cx.config.tunnel_mtu) {
+            if !self.fits(wider, CoefficientMode::Seeded, tunnel_mtu) {
                 break;
             }
             range = wider;
         }
-        let kind = FrameKind {
-            redundant: true,
-            flush: true,
-            repair: true,
-        };
-        self.emit(cx, range, Some(CoefficientTransport::Seeded), kind);
+        Some(range)
     }
 
     /// Emits one DATA frame combining the packets of `range`: uncoded when `transport` is

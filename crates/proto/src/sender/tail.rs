@@ -27,20 +27,16 @@ impl SenderHalf {
         self.tail = None;
         let now = self.repair.sent_counts();
         let from = self.pause_mark.max(self.repair.echoed_counts());
-        self.pause_mark = now;
-        if self.buffer.is_empty() {
-            return;
+        if !self.buffer.is_empty() {
+            let needed = now.sources - from.sources;
+            let in_flight = now.combinations - from.combinations;
+            let q = (1.0 - self.loss.loss_rate()).clamp(MIN_DELIVERY, 1.0);
+            let window = self.coding_window(cx) as u64;
+            let granted = self.within_budget(cx, tail_repairs(needed, in_flight, window, q));
+            self.send_tail_repairs(cx, granted);
+            cx.stats.tail_repairs += u64::from(granted);
         }
-        let needed = now.sources - from.sources;
-        let in_flight = now.combinations - from.combinations;
-        let q = (1.0 - self.loss.loss_rate()).clamp(MIN_DELIVERY, 1.0);
-        let window = self.coding_window(cx) as u64;
-        let wanted = tail_repairs(needed, in_flight, window, q);
-        let granted = self.within_budget(cx, wanted);
-        for _ in 0..granted {
-            self.send_tail_repair(cx);
-        }
+        // The next burst starts after these repairs.
         self.pause_mark = self.repair.sent_counts();
-        cx.stats.tail_repairs += u64::from(granted);
     }
 }
