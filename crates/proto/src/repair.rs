@@ -78,10 +78,17 @@ pub fn congestion_threshold(p: f64) -> f64 {
 
 /// A queue is building when the smoothed combination round trip exceeds its floor by
 /// 1/QUEUE_EVIDENCE of it (a full one-BDP drop-tail queue doubles it; the paper testbed's
-/// 5-packet queue adds a third), and by at least [`QUEUE_EVIDENCE_MIN`].
+/// 5-packet queue adds a third), by at least [`QUEUE_EVIDENCE_MIN`], and by at least half
+/// of the largest excess seen lately ([`RTT_PEAK_DECAY`]).
 pub const QUEUE_EVIDENCE: u32 = 8;
 /// Smallest excess over the floor that counts as a queue (timer and scheduling noise).
 pub const QUEUE_EVIDENCE_MIN: Duration = Duration::from_millis(2);
+/// The recent peak of the smoothed round trip falls towards the current value by the
+/// elapsed fraction of this time. A drop-tail queue overflows at its fullest, the round
+/// trip's peak; a Gilbert-Elliott burst strikes at any height (lab, 5 % in bursts of 4:
+/// bitmap signals at 5–7 ms above a 41 ms floor, the full queue being 40 ms above it, with
+/// no queue drop in the run). Long against the seconds of a CUBIC cycle on such a path.
+pub const RTT_PEAK_DECAY: Duration = Duration::from_secs(10);
 
 /// Lower bound of the delivery-rate estimate used to size repairs (p̂ ≤ 0.8).
 pub const MIN_DELIVERY: f64 = 0.2;
@@ -123,6 +130,9 @@ pub struct DeficitRepair {
     srtt: Option<Duration>,
     /// Smallest smoothed round-trip time so far: the path without a queue (jitter averaged).
     rtt_floor: Option<Duration>,
+    /// Largest smoothed round-trip time lately (falling back over [`RTT_PEAK_DECAY`]) and
+    /// the time of the sample that last updated it.
+    rtt_peak: Option<(Duration, Duration)>,
     /// The counters right after the Pid the latest accounted NC-ACK echoed.
     echoed: Option<Sent>,
 }
@@ -144,6 +154,7 @@ impl DeficitRepair {
             last_ack: None,
             srtt: None,
             rtt_floor: None,
+            rtt_peak: None,
             echoed: None,
         }
     }
@@ -186,6 +197,7 @@ impl DeficitRepair {
         };
         self.srtt = Some(srtt);
         self.rtt_floor = Some(self.rtt_floor.map_or(srtt, |f| f.min(srtt)));
+        self.rtt_peak = Some((peak_after(self.rtt_peak, srtt, now), now));
         if ack.lost_dof == 0 {
             return 0;
         }
@@ -229,10 +241,25 @@ impl DeficitRepair {
     /// [`QUEUE_EVIDENCE`] above its floor (`true` before anything is measured, so that the
     /// loss rule alone applies then).
     pub fn queue_building(&self) -> bool {
-        match (self.srtt, self.rtt_floor) {
-            (Some(s), Some(f)) => s >= f + (f / QUEUE_EVIDENCE).max(QUEUE_EVIDENCE_MIN),
+        match (self.srtt, self.rtt_floor, self.rtt_peak) {
+            (Some(s), Some(f), Some((peak, _))) => {
+                let near_peak = peak.saturating_sub(f) / 2;
+                s >= f + (f / QUEUE_EVIDENCE).max(QUEUE_EVIDENCE_MIN).max(near_peak)
+            }
             _ => true,
         }
+    }
+}
+
+/// The recent peak after a new smoothed round trip `srtt` at `now`: `srtt` if higher, else
+/// the old peak moved towards `srtt` by the elapsed share of [`RTT_PEAK_DECAY`].
+fn peak_after(peak: Option<(Duration, Duration)>, srtt: Duration, now: Duration) -> Duration {
+    match peak {
+        Some((p, at)) if p > srtt => {
+            let share = now.saturating_sub(at).as_secs_f64() / RTT_PEAK_DECAY.as_secs_f64();
+            p - (p - srtt).mul_f64(share.min(1.0))
+        }
+        _ => srtt,
     }
 }
 
@@ -334,6 +361,35 @@ mod tests {
             r.on_ack(sent + ms(70), &ack(pid, pid, 0), pid + 1, 0.0);
         }
         assert!(r.queue_building(), "{:?}", r.srtt());
+    }
+
+    /// Sends Pids `pids` 2 ms apart, each echoed after `rtt`.
+    fn echo_all(r: &mut DeficitRepair, pids: std::ops::Range<u32>, rtt: Duration) {
+        for pid in pids {
+            let sent = Duration::from_millis(u64::from(pid) * 2);
+            r.on_sent(sent, pid, true, false);
+            r.on_ack(sent + rtt, &ack(pid, pid, 0), pid + 1, 0.0);
+        }
+    }
+
+    #[test]
+    fn a_queue_counts_near_its_recent_peak_only() {
+        let ms = Duration::from_millis;
+        let mut r = DeficitRepair::new();
+        echo_all(&mut r, 0..100, ms(40));
+        echo_all(&mut r, 100..200, ms(48));
+        assert!(r.queue_building(), "the first rise: 8 ms above the floor");
+        // A full queue (80 ms), drained again; back at 48 ms (the srtt within 1 ms).
+        echo_all(&mut r, 200..300, ms(80));
+        echo_all(&mut r, 300..400, ms(40));
+        echo_all(&mut r, 400..500, ms(48));
+        assert!(!r.queue_building(), "8 of the 40 ms the queue reached");
+        echo_all(&mut r, 500..600, ms(65));
+        assert!(r.queue_building(), "25 of 40 ms");
+        // Ten seconds later the peak has fallen back to the present round trips.
+        echo_all(&mut r, 600..5600, ms(40));
+        echo_all(&mut r, 5600..5700, ms(48));
+        assert!(r.queue_building(), "the old peak forgotten");
     }
 
     #[test]

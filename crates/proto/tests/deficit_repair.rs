@@ -62,6 +62,18 @@ fn run(repair: RepairPolicy, k: u32, lost: &[u32], repairs_from: u64) -> Outcome
 }
 
 fn run_with(cfg: EngineConfig, k: u32, lost: &[u32], repairs_from: u64) -> Outcome {
+    run_path(cfg, k, lost, repairs_from, &|_| ACK_DELAY)
+}
+
+/// [`run_with`] with the NC-ACKs sent at step `s` taking `ack_delay(s)` ms, in order (a
+/// queue on the return path stands for one on the forward path: the round trip is the sum).
+fn run_path(
+    cfg: EngineConfig,
+    k: u32,
+    lost: &[u32],
+    repairs_from: u64,
+    ack_delay: &dyn Fn(u32) -> u64,
+) -> Outcome {
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
     let mut b = Engine::new(cfg, 2).unwrap();
     let mut acks_in_flight: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
@@ -99,7 +111,7 @@ fn run_with(cfg: EngineConfig, k: u32, lost: &[u32], repairs_from: u64) -> Outco
             b.handle_local(ms(now), &ack);
         }
         while let Some(d) = b.poll_transmit() {
-            acks_in_flight.push_back((now + ACK_DELAY, d));
+            acks_in_flight.push_back((now + ack_delay(step), d));
         }
         while let Some(p) = a.poll_local() {
             let pkt = TcpPacket::parse(&p).unwrap();
@@ -307,6 +319,38 @@ fn without_a_queue_a_burst_is_repaired_not_signalled() {
     assert_eq!(*r.acks.last().unwrap(), ISN + 1200 * SEG);
     let loss = run(RepairPolicy::Deficit, 1200, &burst, 0);
     assert_eq!(loss.flow.congestion_signals, 1);
+}
+
+#[test]
+fn a_burst_below_the_queues_recent_peak_is_not_congestion() {
+    // The round trip rose from 20 to 60 ms (a queue filled and overflowed) and fell back;
+    // 2.5 s later a burst strikes while it is 7 ms above its floor: a queue, but far below
+    // the height at which this path's queue overflows, so a random burst (lab: Gilbert-
+    // Elliott bursts signalled at 5-7 ms over a 41 ms floor, with no queue drop in the run).
+    let queue = EngineConfig {
+        policies: Policies {
+            congestion: CongestionRule::Queue,
+            ..config(RepairPolicy::Deficit).policies
+        },
+        ..config(RepairPolicy::Deficit)
+    };
+    let burst: Vec<u32> = (1100..1112).collect();
+    let low = |s: u32| match s {
+        400..600 => 60,
+        1040.. => 27,
+        _ => ACK_DELAY,
+    };
+    let r = run_path(queue.clone(), 1200, &burst, 0, &low);
+    assert_eq!(r.flow.congestion_signals, 0);
+    assert_eq!(*r.acks.last().unwrap(), ISN + 1200 * SEG);
+    // The same burst with the round trip back near that height is congestion.
+    let high = |s: u32| match s {
+        400..600 | 1040.. => 55,
+        _ => ACK_DELAY,
+    };
+    let r = run_path(queue, 1200, &burst, 0, &high);
+    assert_eq!(r.flow.congestion_signals, 1);
+    assert_eq!(*r.acks.last().unwrap(), ISN + 1200 * SEG);
 }
 
 /// The deficit repair with one of its companion switches off.

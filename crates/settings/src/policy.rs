@@ -240,8 +240,9 @@ named_enum! {
     pub enum CongestionRule {
         /// An NC-ACK's loss bitmap shows more losses than the random loss floor explains.
         Loss = "loss",
-        /// The same, and the combination round trip is above its floor (a queue is building):
-        /// a burst of random loss with no queue behind it is repaired, not signalled.
+        /// The same, and the combination round trip is above its floor by 1/8 and by half of
+        /// its recent peak (a queue near the height at which it overflows): a burst of random
+        /// loss with no such queue behind it is repaired, not signalled.
         Queue = "queue",
     }
 }
