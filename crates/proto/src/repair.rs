@@ -238,8 +238,8 @@ impl DeficitRepair {
     }
 
     /// Whether a queue is building on the path: the smoothed round trip is at least
-    /// [`QUEUE_EVIDENCE`] above its floor (`true` before anything is measured, so that the
-    /// loss rule alone applies then).
+    /// [`QUEUE_EVIDENCE`] above its floor and half-way from it to its recent peak (`true`
+    /// before anything is measured, so that the loss rule alone applies then).
     pub fn queue_building(&self) -> bool {
         match (self.srtt, self.rtt_floor, self.rtt_peak) {
             (Some(s), Some(f), Some((peak, _))) => {

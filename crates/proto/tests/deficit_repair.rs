@@ -299,19 +299,20 @@ fn a_loss_burst_beyond_the_random_floor_signals_congestion_once() {
     assert_eq!(off.flow.congestion_signals, 0);
 }
 
+/// The deficit repair with the queue rule of the congestion signal (the product's).
+fn queue_rule() -> EngineConfig {
+    let mut c = config(RepairPolicy::Deficit);
+    c.policies.congestion = CongestionRule::Queue;
+    c
+}
+
 #[test]
 fn without_a_queue_a_burst_is_repaired_not_signalled() {
     // The path's round trip never rises above its floor: the twelve losses are a burst of
     // random loss. The queue rule neither signals nor lets the stall's duplicates through;
     // the loss rule (the first test above) gives TCP three duplicates and a signal.
     let burst: Vec<u32> = (1100..1112).collect();
-    let queue = EngineConfig {
-        policies: Policies {
-            congestion: CongestionRule::Queue,
-            ..config(RepairPolicy::Deficit).policies
-        },
-        ..config(RepairPolicy::Deficit)
-    };
+    let queue = queue_rule();
     let r = run_with(queue, 1200, &burst, 0);
     assert_eq!(r.flow.congestion_signals, 0);
     assert_eq!(longest_dup_run(&r.tcp_acks), 0, "{:?}", &r.acks[1090..1130]);
@@ -327,13 +328,7 @@ fn a_burst_below_the_queues_recent_peak_is_not_congestion() {
     // 2.5 s later a burst strikes while it is 7 ms above its floor: a queue, but far below
     // the height at which this path's queue overflows, so a random burst (lab: Gilbert-
     // Elliott bursts signalled at 5-7 ms over a 41 ms floor, with no queue drop in the run).
-    let queue = EngineConfig {
-        policies: Policies {
-            congestion: CongestionRule::Queue,
-            ..config(RepairPolicy::Deficit).policies
-        },
-        ..config(RepairPolicy::Deficit)
-    };
+    let queue = queue_rule();
     let burst: Vec<u32> = (1100..1112).collect();
     let low = |s: u32| match s {
         400..600 => 60,

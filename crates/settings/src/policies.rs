@@ -334,7 +334,8 @@ pub struct PolicyOverrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_ack: Option<Switch>,
     /// When loss becomes a congestion signal to TCP: "loss" (more than the random floor) or
-    /// "queue" (that, with the round trip above its floor). Default: queue.
+    /// "queue" (that, with the round trip above its floor and half-way to its recent peak).
+    /// Default: queue.
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion: Option<CongestionRule>,
