@@ -17,6 +17,7 @@ pub mod loss_burst;
 pub mod loss_tracker;
 pub mod output;
 pub mod path_memory;
+pub mod pid_tracker;
 pub mod receiver;
 pub mod redundancy;
 pub mod reorder;

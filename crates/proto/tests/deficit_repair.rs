@@ -395,3 +395,35 @@ fn each_companion_switch_turns_off_only_its_mechanism() {
     let flow = a.stats().flows.values().next().cloned().unwrap();
     assert_eq!(flow.retransmissions_absorbed, 0);
 }
+
+/// The adaptive R after `k` segments of which one in 20 is lost throughout (5 % random loss)
+/// and, from segment 300 on, one more in 3 with the round trip three times its floor (a queue
+/// overflowing, as when many flows share it: docs/lab.md "Many flows").
+fn r_after_a_full_queue(congestion: CongestionRule) -> FlowStats {
+    let mut cfg = queue_rule();
+    cfg.policies.congestion = congestion;
+    cfg.policies.redundancy = RedundancyPolicy::adaptive();
+    // The scripted sender does not slow down: repairs must carry the queue's drops too.
+    cfg.policies.repair_budget = Switch::Off;
+    let k = 3000;
+    let lost: Vec<u32> = (0..k)
+        .filter(|i| i % 20 == 7 || (*i >= 300 && i % 3 == 1))
+        .collect();
+    let full = |s: u32| if s >= 300 { 3 * ACK_DELAY } else { ACK_DELAY };
+    let r = run_path(cfg, k, &lost, 0, &full);
+    assert_eq!(*r.acks.last().unwrap(), ISN + k * SEG);
+    r.flow
+}
+
+#[test]
+fn a_full_queues_drops_do_not_raise_the_random_loss_floor() {
+    // Under the queue rule the random loss floor is sampled while no queue builds: R follows
+    // the 5 % (1/(1 − p) + margin ≈ 1.07), and the queue's drops reach TCP as congestion.
+    let queue = r_after_a_full_queue(CongestionRule::Queue);
+    assert!(queue.redundancy_permille <= 1100, "{queue:?}");
+    assert!(queue.congestion_signals >= 1, "{queue:?}");
+    // The loss rule counts every loss as the path's: R follows the queue's drops (37 %), more
+    // load on the full queue (lab, 8 flows: R at its bound, 60 % of the datagrams dropped).
+    let loss = r_after_a_full_queue(CongestionRule::Loss);
+    assert!(loss.redundancy_permille >= 1180, "{loss:?}");
+}

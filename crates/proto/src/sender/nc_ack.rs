@@ -70,6 +70,13 @@ impl SenderHalf {
             self.unordering = ack.unordering;
         }
         let received = self.loss.received;
+        // Under the queue rule, losses judged with a queue building are congestion's: the
+        // random loss floor (R, the repair budget, the bitmap signal's threshold) is sampled
+        // between such periods only (docs/engine.md, "The random loss floor").
+        let congested = cx.config.policies.congestion == CongestionRule::Queue
+            && self.repair.srtt().is_some()
+            && self.repair.queue_building();
+        self.loss.set_sampling(!congested);
         self.loss.on_ack(ack, correct, u32::from(self.unordering));
         let delivered = self.loss.received.saturating_sub(received);
         let floor = cx.path.loss_floor;
