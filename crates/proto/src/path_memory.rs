@@ -6,8 +6,16 @@
 //! sender half created later starts from them instead of from nothing: its redundancy from the
 //! known floor (with `redundancy = "auto"`), its loss record with the floor as a prior window,
 //! its coding window widened by the known unordering length. Each flow then refines its own.
+//! The round-trip floor is merged on every NC-ACK (below).
 
+use std::time::Duration;
+
+use crate::repair::queue_evidence;
 use crate::repair_budget::RepairBudget;
+
+/// A path round-trip floor that no flow has measured again (within the queue evidence) for
+/// this long is replaced by the next flow's own: the route may have changed.
+pub const RTT_FLOOR_AGE: Duration = Duration::from_secs(30);
 
 /// The path estimates shared by the flows of one engine.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -19,4 +27,71 @@ pub struct PathEstimate {
     pub unordering: u16,
     /// The repair tokens the flows share (`repair_budget.rs`).
     pub repair_budget: RepairBudget,
+    /// Smallest smoothed combination round trip a flow measured (the path without a queue)
+    /// and when a flow last measured it again ([`PathEstimate::merge_rtt_floor`]).
+    pub rtt_floor: Option<(Duration, Duration)>,
+}
+
+impl PathEstimate {
+    /// Merges a flow's own round-trip floor at `now` and returns the path's. A flow that
+    /// starts behind a full queue (a hundred flows starting together) measures the queue as
+    /// its floor and could never tell that a queue is building (`repair.rs`,
+    /// `queue_building`); the path's floor, from the flows that found the queue empty, can.
+    /// A lower floor replaces it; one within the queue evidence of it confirms it; a higher
+    /// one replaces it only once it is [`RTT_FLOOR_AGE`] old.
+    pub fn merge_rtt_floor(&mut self, now: Duration, flow_floor: Duration) -> Duration {
+        match self.rtt_floor {
+            Some((f, at)) if flow_floor >= f => {
+                if flow_floor <= f + queue_evidence(f) {
+                    self.rtt_floor = Some((f, now));
+                    f
+                } else if now.saturating_sub(at) < RTT_FLOOR_AGE {
+                    f
+                } else {
+                    self.rtt_floor = Some((flow_floor, now));
+                    flow_floor
+                }
+            }
+            _ => {
+                self.rtt_floor = Some((flow_floor, now));
+                flow_floor
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn the_rtt_floor_is_the_lowest_until_it_ages() {
+        let mut p = PathEstimate::default();
+        assert_eq!(p.merge_rtt_floor(ms(0), ms(80)), ms(80));
+        assert_eq!(p.merge_rtt_floor(ms(100), ms(41)), ms(41), "lower replaces");
+        assert_eq!(
+            p.merge_rtt_floor(ms(200), ms(78)),
+            ms(41),
+            "a queued flow's is kept out"
+        );
+        assert_eq!(
+            p.merge_rtt_floor(ms(20_000), ms(44)),
+            ms(41),
+            "within 1/8: confirmed"
+        );
+        assert_eq!(
+            p.merge_rtt_floor(ms(40_000), ms(78)),
+            ms(41),
+            "confirmed 20 s ago"
+        );
+        assert_eq!(
+            p.merge_rtt_floor(ms(50_001), ms(78)),
+            ms(78),
+            "not seen for 30 s"
+        );
+    }
 }

@@ -133,6 +133,8 @@ pub struct DeficitRepair {
     /// Largest smoothed round-trip time lately (falling back over [`RTT_PEAK_DECAY`]) and
     /// the time of the sample that last updated it.
     rtt_peak: Option<(Duration, Duration)>,
+    /// The path's round-trip floor as the flows of this peer measured it (`path_memory.rs`).
+    path_floor: Option<Duration>,
     /// The counters right after the Pid the latest accounted NC-ACK echoed.
     echoed: Option<Sent>,
 }
@@ -155,6 +157,7 @@ impl DeficitRepair {
             srtt: None,
             rtt_floor: None,
             rtt_peak: None,
+            path_floor: None,
             echoed: None,
         }
     }
@@ -241,14 +244,35 @@ impl DeficitRepair {
     /// [`QUEUE_EVIDENCE`] above its floor and half-way from it to its recent peak (`true`
     /// before anything is measured, so that the loss rule alone applies then).
     pub fn queue_building(&self) -> bool {
-        match (self.srtt, self.rtt_floor, self.rtt_peak) {
+        let floor = match (self.rtt_floor, self.path_floor) {
+            (Some(own), Some(path)) => Some(own.min(path)),
+            (own, _) => own,
+        };
+        match (self.srtt, floor, self.rtt_peak) {
             (Some(s), Some(f), Some((peak, _))) => {
                 let near_peak = peak.saturating_sub(f) / 2;
-                s >= f + (f / QUEUE_EVIDENCE).max(QUEUE_EVIDENCE_MIN).max(near_peak)
+                s >= f + queue_evidence(f).max(near_peak)
             }
             _ => true,
         }
     }
+
+    /// This flow's own round-trip floor, once measured.
+    pub fn rtt_floor(&self) -> Option<Duration> {
+        self.rtt_floor
+    }
+
+    /// The path's round-trip floor (`path_memory.rs`), which [`DeficitRepair::queue_building`]
+    /// uses when it is lower than this flow's own.
+    pub fn set_path_floor(&mut self, floor: Option<Duration>) {
+        self.path_floor = floor;
+    }
+}
+
+/// The smallest excess over a round-trip floor `f` that counts as a queue:
+/// f / [`QUEUE_EVIDENCE`], at least [`QUEUE_EVIDENCE_MIN`].
+pub fn queue_evidence(f: Duration) -> Duration {
+    (f / QUEUE_EVIDENCE).max(QUEUE_EVIDENCE_MIN)
 }
 
 /// The recent peak after a new smoothed round trip `srtt` at `now`: `srtt` if higher, else

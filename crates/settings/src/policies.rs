@@ -86,7 +86,8 @@ pub struct Policies {
     /// connection's start does not wait for TCP's 1 s SYN timeout on a lossy path.
     pub protect_handshake: Switch,
     /// New flows start from what earlier flows to the same peer learned of the path (loss
-    /// floor, unordering length) instead of from nothing.
+    /// floor, unordering length) instead of from nothing, and judge queues against the lowest
+    /// round trip any of them measured.
     pub path_memory: Switch,
     /// With a repair: the repairs of all flows to one peer share a token bucket filled by what
     /// the path delivers, so many flows cannot flood it with repairs (docs/engine.md, deficit
@@ -334,8 +335,8 @@ pub struct PolicyOverrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_ack: Option<Switch>,
     /// When loss becomes a congestion signal to TCP: "loss" (more than the random floor) or
-    /// "queue" (that, with the round trip above its floor and half-way to its recent peak).
-    /// Default: queue.
+    /// "queue" (that, with the round trip above its floor and half-way to its recent peak; the
+    /// random floor is then measured only while no queue builds). Default: queue.
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion: Option<CongestionRule>,
@@ -343,7 +344,8 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protect_handshake: Option<Switch>,
-    /// New flows start from the path's known loss floor and unordering length. Default: on.
+    /// New flows start from the path's known loss floor and unordering length, and judge
+    /// queues against the path's lowest round trip. Default: on.
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_memory: Option<Switch>,

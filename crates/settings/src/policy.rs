@@ -242,7 +242,8 @@ named_enum! {
         Loss = "loss",
         /// The same, and the combination round trip is above its floor by 1/8 and by half of
         /// its recent peak (a queue near the height at which it overflows): a burst of random
-        /// loss with no such queue behind it is repaired, not signalled.
+        /// loss with no such queue behind it is repaired, not signalled; the random loss floor
+        /// (R, the repair budget, the signal's threshold) is measured only while no queue builds.
         Queue = "queue",
     }
 }

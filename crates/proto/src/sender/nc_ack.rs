@@ -123,6 +123,12 @@ impl SenderHalf {
         let count = self
             .repair
             .on_ack(cx.now, ack, self.next_pid, self.loss.loss_rate());
+        if cx.config.policies.path_memory.is_on()
+            && let Some(own) = self.repair.rtt_floor()
+        {
+            let path = cx.path.merge_rtt_floor(cx.now, own);
+            self.repair.set_path_floor(Some(path));
+        }
         if cx.config.policies.repair.repairs_deficit() {
             for _ in 0..self.within_budget(cx, count) {
                 self.send_repair(cx);
