@@ -70,28 +70,18 @@ mod tests {
 
     #[test]
     fn the_rtt_floor_is_the_lowest_until_it_ages() {
+        // (now, a flow's own floor, the path's floor after it, why), in ms.
+        let steps = [
+            (0, 80, 80, "the first"),
+            (100, 41, 41, "lower replaces"),
+            (200, 78, 41, "a queued flow's is kept out"),
+            (20_000, 44, 41, "within 1/8: confirmed"),
+            (40_000, 78, 41, "confirmed 20 s ago"),
+            (50_001, 78, 78, "not seen for 30 s"),
+        ];
         let mut p = PathEstimate::default();
-        assert_eq!(p.merge_rtt_floor(ms(0), ms(80)), ms(80));
-        assert_eq!(p.merge_rtt_floor(ms(100), ms(41)), ms(41), "lower replaces");
-        assert_eq!(
-            p.merge_rtt_floor(ms(200), ms(78)),
-            ms(41),
-            "a queued flow's is kept out"
-        );
-        assert_eq!(
-            p.merge_rtt_floor(ms(20_000), ms(44)),
-            ms(41),
-            "within 1/8: confirmed"
-        );
-        assert_eq!(
-            p.merge_rtt_floor(ms(40_000), ms(78)),
-            ms(41),
-            "confirmed 20 s ago"
-        );
-        assert_eq!(
-            p.merge_rtt_floor(ms(50_001), ms(78)),
-            ms(78),
-            "not seen for 30 s"
-        );
+        for (now, flow, path, why) in steps {
+            assert_eq!(p.merge_rtt_floor(ms(now), ms(flow)), ms(path), "{why}");
+        }
     }
 }
