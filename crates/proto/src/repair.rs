@@ -241,8 +241,9 @@ impl DeficitRepair {
     }
 
     /// Whether a queue is building on the path: the smoothed round trip is at least
-    /// [`QUEUE_EVIDENCE`] above its floor and half-way from it to its recent peak (`true`
-    /// before anything is measured, so that the loss rule alone applies then).
+    /// [`QUEUE_EVIDENCE`] above its floor (the lower of this flow's own and the path's) and
+    /// half-way from it to its recent peak (`true` before anything is measured, so that the
+    /// loss rule alone applies then).
     pub fn queue_building(&self) -> bool {
         let floor = match (self.rtt_floor, self.path_floor) {
             (Some(own), Some(path)) => Some(own.min(path)),
