@@ -1,13 +1,11 @@
-//! Pid bookkeeping on both sides (Ha & Tsuru §3.1, "ACK accumulation").
+//! The sender's side of the Pid bookkeeping (Ha & Tsuru §3.1, "ACK accumulation").
 //!
 //! The sender numbers every DATA frame of a flow with a Pid (monotonic, wrapping modulo 2^32).
-//! The receiver half ([`PidTracker`]) remembers which of the recent Pids arrived and fills every
-//! NC-ACK with the Pid echo and a 32-bit loss bitmap: bit i set = Pid `echo − 1 − i` had not
-//! arrived (`docs/wire.md`). Because every ACK repeats the status of the 32 Pids before its echo,
-//! the sender ([`LossEstimator`]) learns the fate of each combination even when some ACKs are lost
-//! or suppressed; it keeps the counts that the adaptive-redundancy policy will use.
-
-pub use crate::pid_tracker::{Arrival, PidTracker};
+//! The receiver (`pid_tracker.rs`) fills every NC-ACK with the Pid echo and a 32-bit loss
+//! bitmap: bit i set = Pid `echo − 1 − i` had not arrived (`docs/wire.md`). Because every ACK
+//! repeats the status of the 32 Pids before its echo, the sender ([`LossEstimator`]) learns the
+//! fate of each combination even when some ACKs are lost or suppressed; it keeps the counts the
+//! adaptive-redundancy policy, the repair and the congestion signal use.
 
 use crate::loss_burst::{BurstCounts, BurstFit};
 use tcpnc_wire::AckRepr;
@@ -332,6 +330,7 @@ impl LossEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pid_tracker::PidTracker;
     use crate::test_util::nc_ack;
 
     fn ack(echo: u32, bitmap: u32) -> AckRepr {
@@ -469,26 +468,21 @@ mod tests {
         assert_eq!(LossEstimator::new().burst_fit(), None);
     }
 
-    /// The loss bitmap of an NC-ACK echoing `echo` when every Pid `p` with `lost(p)` is lost.
-    fn bitmap_of(echo: u32, lost: impl Fn(u32) -> bool) -> u32 {
-        (0..32u32.min(echo)).fold(0, |b, i| b | (u32::from(lost(echo - 1 - i)) << i))
-    }
-
     #[test]
     fn pids_judged_while_not_sampling_stay_out_of_the_floor() {
         // 300 Pids with one in 10 lost while a queue builds, then 300 without loss: every loss
         // is in the totals, none in the floor, which is known from MIN_SAMPLED quiet Pids.
         // (A Pid is judged by the first ACK past it: Pid 299 would be judged while sampling.)
         let lost = |p: u32| p < 290 && p % 10 == 9;
+        let mut sink = PidTracker::new();
         let mut e = LossEstimator::new();
-        e.set_sampling(false);
-        for echo in (0..300).filter(|p| !lost(*p)) {
-            e.on_ack(&ack(echo, bitmap_of(echo, lost)), true, 0);
-        }
-        assert!(!e.floor_known());
-        e.set_sampling(true);
-        for echo in 300..600 {
-            e.on_ack(&ack(echo, bitmap_of(echo, lost)), true, 0);
+        for echo in (0..600).filter(|p| !lost(*p)) {
+            e.set_sampling(echo >= 300);
+            sink.on_receive(echo);
+            e.on_ack(&ack(echo, sink.loss_bitmap(echo)), true, 0);
+            if echo == 299 {
+                assert!(!e.floor_known());
+            }
         }
         assert_eq!(e.lost, 29);
         assert!(e.floor_known());

@@ -26,7 +26,7 @@ use tcpnc_wire::{Coefficients, DataRepr, FlowId, SeqRange};
 use crate::context::Context;
 use crate::event::{DropReason, Event};
 use crate::flow_id_conversion::flow_key;
-use crate::loss_tracker::{Arrival, PidTracker};
+use crate::pid_tracker::{Arrival, PidTracker};
 use crate::reorder::ReorderMeter;
 use crate::tcp::{FlowKey, seq_lt};
 use tcpnc_settings::AckDecision;
