@@ -17,7 +17,7 @@ fn sum_drops(tunnel: &Value) -> u64 {
 }
 
 /// Both tunnel modes carry a lossy transfer intact; with keys every datagram was sealed and
-/// opened by the tunnel (sessions established, nothing dropped on a clean path).
+/// opened by the tunnel (a session established at each end, nothing dropped on a clean path).
 #[test]
 fn encrypted_and_integrity_only_transfers_are_intact() {
     if !lab_capable("encrypted_and_integrity_only_transfers_are_intact") {
@@ -44,7 +44,13 @@ fn encrypted_and_integrity_only_transfers_are_intact() {
             assert_eq!(sum_drops(t), 0, "{tunnel} {side}: {t}");
             if tunnel == "secure" {
                 assert!(t["opened"].as_u64().unwrap() > 1000, "{t}");
-                assert!(t["sessions_initiated"].as_u64().unwrap() >= 1, "{t}");
+                // Either end may complete the handshake: its own initiation answered, or the
+                // peer's (crossing it, e.g. when its own was lost) confirmed.
+                let sessions = ["sessions_initiated", "sessions_confirmed"]
+                    .map(|k| t[k].as_u64().unwrap())
+                    .iter()
+                    .sum::<u64>();
+                assert!(sessions >= 1, "{t}");
             } else {
                 assert!(t.get("opened").is_none(), "{t}");
             }

@@ -466,12 +466,17 @@ impl Tunnel {
             self.initiate(now, peer, now);
         }
         let p = &mut self.peers[peer];
-        if frame.is_empty() {
+        let arrival = if frame.is_empty() {
             self.stats.keepalives_received += 1;
-            return Ok(Arrival::Control { peer });
+            Arrival::Control { peer }
+        } else {
+            p.owe_keepalive_since.get_or_insert(now);
+            Arrival::Frame { peer }
+        };
+        if slot == Slot::Next {
+            self.complete_as_responder(now, peer);
         }
-        p.owe_keepalive_since.get_or_insert(now);
-        Ok(Arrival::Frame { peer })
+        Ok(arrival)
     }
 
     fn on_initiation(
@@ -560,15 +565,32 @@ impl Tunnel {
         let freed = self.peers[peer].install_current(session);
         self.free(freed);
         self.stats.sessions_initiated += 1;
-        let staged: Vec<Vec<u8>> = self.peers[peer].staged.drain(..).collect();
-        if staged.is_empty() {
+        if !self.flush_staged(now, peer) {
             // Confirms the session to the responder, which sends on it only once it is used.
             self.stats.keepalives_sent += 1;
             self.send(now, peer, &[]);
         }
+        Ok(Arrival::Control { peer })
+    }
+
+    /// A responder session the peer confirmed completes the handshake as a response to our own
+    /// initiation would (WireGuard calls `wg_timers_handshake_complete` on a confirmed
+    /// keypair): when both ends initiated at once, ours stops retrying and the frames staged
+    /// for it go out now on the confirmed session instead of after its retry.
+    fn complete_as_responder(&mut self, now: Duration, peer: usize) {
+        if let Some(old) = self.peers[peer].pending.take() {
+            self.free([old.init.sender]);
+        }
+        self.flush_staged(now, peer);
+    }
+
+    /// Sends the frames staged for `peer`; returns whether there were any.
+    fn flush_staged(&mut self, now: Duration, peer: usize) -> bool {
+        let staged: Vec<Vec<u8>> = self.peers[peer].staged.drain(..).collect();
+        let any = !staged.is_empty();
         for f in staged {
             self.send(now, peer, &f);
         }
-        Ok(Arrival::Control { peer })
+        any
     }
 }

@@ -218,6 +218,35 @@ fn retries_back_off_then_give_up() {
     assert_eq!(p.a.state_size().1, 0, "staged frames dropped on give-up");
 }
 
+/// Both ends initiate; A's initiation is lost and B's completes. Once B's first datagram
+/// confirms the session at A, A stops retrying its own initiation and sends the frame it had
+/// staged for it at once, not after its 1 s retry and a second round trip.
+#[test]
+fn a_confirmed_responder_session_ends_the_crossing_initiation() {
+    let mut p = pair(Timers::default());
+    p.a.send(ms(0), 0, b"from a");
+    drain(&mut p.a); // A's initiation, lost
+    p.b.send(ms(0), 0, b"from b");
+    let (at_a, at_b) = exchange(&mut p, ms(10));
+    assert_eq!(at_a, vec![b"from b".to_vec()]);
+    assert_eq!(
+        at_b,
+        vec![b"from a".to_vec()],
+        "staged frame sent on confirmation"
+    );
+    assert_eq!(p.a.stats().sessions_confirmed, 1);
+    assert_eq!(p.b.stats().sessions_initiated, 1);
+    assert_eq!(p.a.state_size().1, 0, "nothing left staged");
+    p.a.handle_timeout(Duration::from_secs(3));
+    let sent = drain(&mut p.a);
+    assert!(
+        sent.is_empty(),
+        "no retry of the spent initiation: {:?}",
+        p.a.stats()
+    );
+    assert_eq!(p.a.stats().initiations_sent, 1);
+}
+
 #[test]
 fn a_restarted_peer_is_rehandshaken_within_the_dead_peer_time() {
     let timers = Timers::default();
