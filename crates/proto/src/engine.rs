@@ -17,6 +17,7 @@
 //! | pure ACK | receiver half: window and delivery confirmation; suppressed, except before any peer data (handshake) and answers to probes |
 //! | probe (no payload, seq below the NC ack) | BYPASS |
 
+mod handshake_copies;
 mod reset;
 pub use reset::{PROVOKE_EVERY, PROVOKES, RESET_MEMORY};
 
@@ -25,7 +26,7 @@ use std::time::Duration;
 
 use tcpnc_wire::{AckRepr, DataRepr, FlowId, FrameRepr, KeepaliveRepr};
 
-use crate::config::{ConfigError, EngineConfig, HANDSHAKE_COPIES, HANDSHAKE_DEDUPE};
+use crate::config::{ConfigError, EngineConfig, HANDSHAKE_DEDUPE};
 use crate::connection::Connection;
 use crate::context::Call;
 use crate::event::{CloseReason, DropReason, Event};
@@ -49,6 +50,8 @@ pub struct Engine {
     path: PathEstimate,
     /// Connections reset because the peer lost its state (`engine/reset.rs`).
     reset_conns: BTreeMap<ConnKey, reset::ResetConn>,
+    /// Handshake protection copies still to send (`engine/handshake_copies.rs`).
+    handshake_copies: handshake_copies::HandshakeCopies,
 }
 
 impl Engine {
@@ -62,6 +65,7 @@ impl Engine {
             path: PathEstimate::default(),
             flows: BTreeMap::new(),
             reset_conns: BTreeMap::new(),
+            handshake_copies: Default::default(),
         })
     }
 
@@ -116,13 +120,21 @@ impl Engine {
     /// When `handle_timeout` must next be called.
     pub fn poll_timeout(&self) -> Option<Duration> {
         let flows = self.flows.values().map(|f| f.deadline(&self.config)).min();
-        [flows, self.reset_deadline()].into_iter().flatten().min()
+        [
+            flows,
+            self.reset_deadline(),
+            self.handshake_copies.deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Runs the timers due at `now`: redeliveries (§IV-C), repair probes, idle expiry,
-    /// finished-flow linger.
+    /// finished-flow linger, handshake protection copies.
     pub fn handle_timeout(&mut self, now: Duration) {
         self.on_reset_timers(now);
+        self.on_handshake_copy_timers(now);
         let keys: Vec<ConnKey> = self
             .flows
             .iter()
@@ -319,14 +331,10 @@ impl Engine {
             }
             self.note_finished(&conn, now);
         }
-        let copies = match self.config.policies.protect_handshake.is_on() {
-            true => HANDSHAKE_COPIES,
-            false => 1,
-        };
-        for _ in 0..copies {
-            self.bypass_local(&copy);
+        self.bypass_local(&copy);
+        if self.config.policies.protect_handshake.is_on() {
+            self.handshake_copies.schedule(now, conn, copy);
         }
-        self.out.stats.handshake_copies += copies as u64 - 1;
     }
 
     /// Local segment without payload, SYN, FIN or RST.
@@ -377,6 +385,9 @@ impl Engine {
             let out_id = in_id.reversed();
             let (conn, _) = pkt.flow().normalize();
             let flags = pkt.tcp.flags;
+            if flags.contains(TcpFlags::ACK) {
+                self.on_peer_handshake_ack(&conn, pkt.tcp.ack);
+            }
             if flags.contains(TcpFlags::RST) {
                 if self.flows.contains_key(&conn) {
                     self.remove_flow(&conn, CloseReason::Reset);
@@ -457,6 +468,7 @@ impl Engine {
     }
 
     fn remove_flow(&mut self, conn: &ConnKey, reason: CloseReason) {
+        self.handshake_copies.forget(conn);
         if let Some(flow) = self.flows.remove(conn) {
             self.out.stats.flows_closed += 1;
             self.out.stats.flows_active = self.flows.len();
