@@ -95,13 +95,16 @@ impl Connection {
     /// never scaled (RFC 7323 §2.2).
     pub fn on_local_ack(&mut self, call: Call<'_>, pkt: &TcpPacket<'_>) {
         let mut cx = call.with_stats(&mut self.stats);
+        let scale = effective_window_shift(self.local_wscale, self.remote_wscale);
+        // A SYN-ACK's own window is never scaled (RFC 7323 §2.2).
         let shift = if pkt.tcp.flags.contains(TcpFlags::SYN) {
             0
         } else {
-            effective_window_shift(self.local_wscale, self.remote_wscale)
+            scale
         };
         let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window) << shift);
-        self.receiver.on_local_ack(&mut cx, pkt.tcp.ack, edge);
+        self.receiver
+            .on_local_ack(&mut cx, pkt.tcp.ack, edge, scale);
     }
 
     /// A data-bearing segment (payload or FIN) from the local TCP: its ACK goes to the receiver
@@ -111,7 +114,8 @@ impl Connection {
         if pkt.tcp.flags.contains(TcpFlags::ACK) {
             let shift = effective_window_shift(self.local_wscale, self.remote_wscale);
             let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window) << shift);
-            self.receiver.on_local_ack(&mut cx, pkt.tcp.ack, edge);
+            self.receiver
+                .on_local_ack(&mut cx, pkt.tcp.ack, edge, shift);
         }
         let stamp = AckStamp {
             seq: self.receiver.next_remote_seq(),

@@ -4,6 +4,9 @@
 //! NC-ACK with the same ack number and an open window. Withheld as a "duplicate" (the deficit
 //! repair's hold, Pause-ACK), it would leave the local TCP on a zero window with nothing else
 //! to trigger an ACK: found as 100-flow lab runs that never finished (docs/lab.md).
+//!
+//! A window counts as open for the peer's TCP only in whole units of the receiving TCP's
+//! window scale: a window of 1400 bytes at shift 10 reads as 1024, less than a segment.
 
 mod common;
 
@@ -79,5 +82,118 @@ fn a_window_update_after_a_zero_window_reaches_the_local_tcp() {
     assert!(
         after.iter().any(|&(ack, w)| ack == end && w > 0),
         "the local TCP never learns that the window opened: {after:?}"
+    );
+}
+
+/// Everything `from` transmits, handed to `to` at `now`.
+fn cross(from: &mut Engine, to: &mut Engine, now: std::time::Duration) {
+    while let Some(d) = from.poll_transmit() {
+        to.handle_datagram(now, &d);
+    }
+}
+
+/// Acks and windows the local TCP behind `e` was given.
+fn acks(e: &mut Engine) -> Vec<(u32, u16)> {
+    std::iter::from_fn(|| e.poll_local())
+        .map(|p| {
+            let pkt = TcpPacket::parse(&p).unwrap();
+            (pkt.tcp.ack, pkt.tcp.window)
+        })
+        .collect()
+}
+
+/// The receiving TCP (window scale 10) has acknowledged nothing since its SYN-ACK; the sender
+/// fills that window with 46 segments, the last NC-ACKs give it 1 unit (1024 bytes). A
+/// duplicate ACK from the receiving TCP (as when a segment arrives out of order) moves its
+/// edge to 1400 bytes past the NC ack: 1 unit still, less than a segment, so no update. When
+/// it then acknowledges everything with 44 units open, the sender's TCP must hear of it.
+/// Judged in bytes, the 1400 counted as open and the update was never sent (the 100-flow lab
+/// straggler of docs/lab.md, "Real links, stop 16": 12 s on the persist timer).
+#[test]
+fn a_window_that_reads_below_a_segment_once_scaled_still_gets_its_update() {
+    const C_ISN: u32 = 1_000;
+    const S_ISN: u32 = 50_000;
+    const MSS: u32 = 1372;
+    let cfg = EngineConfig::new(&Policies::product(), 1472);
+    let mut a = Engine::new(cfg.clone(), 1).unwrap();
+    let mut b = Engine::new(cfg, 2).unwrap();
+    let syn = syn_options(1460, 7);
+    a.handle_local(
+        ms(0),
+        &segment(
+            &client_to_server(),
+            C_ISN,
+            0,
+            TcpFlags::SYN,
+            64240,
+            &syn,
+            &[],
+        ),
+    );
+    cross(&mut a, &mut b, ms(20));
+    let syn_ack = flags(&[TcpFlags::SYN, TcpFlags::ACK]);
+    let opts = syn_options(1460, 10);
+    b.handle_local(
+        ms(20),
+        &segment(
+            &server_to_client(),
+            S_ISN,
+            C_ISN + 1,
+            syn_ack,
+            64308,
+            &opts,
+            &[],
+        ),
+    );
+    cross(&mut b, &mut a, ms(40));
+    let server_ack = |ack: u32, window: u16| {
+        segment(
+            &server_to_client(),
+            S_ISN + 1,
+            ack,
+            TcpFlags::ACK,
+            window,
+            &[],
+            &[],
+        )
+    };
+    let n = 46;
+    for i in 0..n {
+        let now = ms(100 + 10 * u64::from(i));
+        let payload = vec![i as u8; MSS as usize];
+        let seq = C_ISN + 1 + i * MSS;
+        a.handle_local(
+            now,
+            &segment(
+                &client_to_server(),
+                seq,
+                S_ISN + 1,
+                TcpFlags::ACK,
+                502,
+                &[],
+                &payload,
+            ),
+        );
+        cross(&mut a, &mut b, now + ms(20));
+        cross(&mut b, &mut a, now + ms(40));
+    }
+    let end = C_ISN + 1 + n * MSS;
+    assert_eq!(
+        acks(&mut a).last(),
+        Some(&(end, 1)),
+        "1196 bytes left: 1 unit"
+    );
+    b.handle_local(ms(1000), &server_ack(C_ISN + 1, 63));
+    cross(&mut b, &mut a, ms(1020));
+    assert!(
+        acks(&mut a).iter().all(|&(_, w)| w <= 1),
+        "1400 bytes: still 1 unit"
+    );
+    b.handle_local(ms(1005), &server_ack(end, 44));
+    cross(&mut b, &mut a, ms(1025));
+    let after = acks(&mut a);
+    assert!(
+        after.contains(&(end, 44)),
+        "the sender's TCP never hears the window open: {after:?}"
     );
 }

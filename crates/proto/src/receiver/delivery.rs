@@ -144,14 +144,22 @@ impl ReceiverHalf {
     }
 
     /// The local TCP acknowledged up to `ack` with its window right edge at `right_edge`
-    /// (its window already scaled). Confirms delivered segments; sends a window-update NC-ACK
-    /// when the window reopens from below one segment, or when a probe is pending.
-    pub fn on_local_ack(&mut self, cx: &mut Context<'_>, ack: u32, right_edge: u32) {
+    /// (its window already scaled; `window_shift` is its scale, which the peer's TCP applies).
+    /// Confirms delivered segments; sends a window-update NC-ACK when the window reopens from
+    /// below one segment, or when a probe is pending.
+    pub fn on_local_ack(
+        &mut self,
+        cx: &mut Context<'_>,
+        ack: u32,
+        right_edge: u32,
+        window_shift: u8,
+    ) {
         let advanced = self.local_ack.is_none_or(|a| seq_lt(a, ack));
         if advanced {
             self.local_ack = Some(ack);
         }
         self.local_right_edge = Some(right_edge);
+        self.window_shift = window_shift;
         for sym in self.symbols.values_mut() {
             if matches!(sym.delivery, Delivery::Delivered { .. }) && seq_lt(sym.range.end, ack) {
                 sym.delivery = Delivery::Confirmed;
@@ -164,13 +172,23 @@ impl ReceiverHalf {
         let Some(a) = self.ack_seq() else {
             return;
         };
-        let reopened = self
-            .last_window_sent
-            .is_some_and(|w| w < self.max_seg && self.window(a, cx.config) >= self.max_seg);
+        let reopened = self.last_window_sent.is_some_and(|w| {
+            self.usable(w) < self.max_seg && self.usable(self.window(a, cx.config)) >= self.max_seg
+        });
         if reopened || self.probe_pending {
             self.probe_pending = false;
             self.send_ack(cx, false, false);
         }
+    }
+
+    /// What the peer's TCP can use of a window of `w` bytes: its ACKs carry `w >> shift`, so a
+    /// window of 1400 bytes at shift 10 reads as 1024, less than a segment. Judged unscaled, such
+    /// a window counted as open, the window update when the local TCP really opened was never
+    /// sent, and the peer's TCP waited on its persist timer's backoff (12 s in a 100-flow lab run,
+    /// docs/lab.md "Real links, stop 16").
+    fn usable(&self, w: u32) -> u32 {
+        let unit = 1u32 << self.window_shift.min(14);
+        w / unit * unit
     }
 
     /// Earliest redelivery deadline.

@@ -99,6 +99,9 @@ pub struct ReceiverHalf {
     /// The peer's ISN from its SYN (via BYPASS).
     remote_isn: Option<u32>,
     last_window_sent: Option<u32>,
+    /// The shift the peer's TCP applies to the window fields it is given: the local TCP's own
+    /// (RFC 7323 §2.3; the peer gateway synthesises its ACKs with `window >> shift`).
+    window_shift: u8,
     max_seg: u32,
     /// A probe arrived uncoded from the peer: the local TCP's next ACK must reach the peer.
     probe_pending: bool,
@@ -128,6 +131,7 @@ impl ReceiverHalf {
             fin_seq: None,
             remote_isn: None,
             last_window_sent: None,
+            window_shift: 0,
             max_seg: 536,
             probe_pending: false,
             ip_ident: 0,
