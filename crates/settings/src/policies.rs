@@ -82,8 +82,9 @@ pub struct Policies {
     pub pause_ack: Switch,
     /// When a loss burst becomes a congestion signal to TCP.
     pub congestion: CongestionRule,
-    /// SYN and SYN-ACK sent three times (their duplicates dropped by the peer gateway), so a
-    /// connection's start does not wait for TCP's 1 s SYN timeout on a lossy path.
+    /// SYN and SYN-ACK sent three times, 10 ms apart (their duplicates dropped by the peer
+    /// gateway, the copies not yet sent dropped once the peer answers), so a connection's
+    /// start does not wait for TCP's 1 s SYN timeout on a lossy path.
     pub protect_handshake: Switch,
     /// New flows start from what earlier flows to the same peer learned of the path (loss
     /// floor, unordering length) instead of from nothing, and judge queues against the lowest
@@ -340,7 +341,8 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion: Option<CongestionRule>,
-    /// SYN and SYN-ACK sent three times, duplicates dropped at the peer. Default: on.
+    /// SYN and SYN-ACK sent three times, 10 ms apart (until the peer answers), duplicates
+    /// dropped at the peer. Default: on.
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protect_handshake: Option<Switch>,
