@@ -16,7 +16,7 @@ use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY};
 /// Longest hold of a paused duplicate ACK (Ha & Tsuru §3.3: "the sending schedule of 200 ms,
 /// following the setting of Delay-ACK of the regular TCP").
 pub const PAUSE_HOLD: Duration = Duration::from_millis(200);
-use crate::tcp::{IpParams, build_ack_into, seq_lt};
+use crate::tcp::{IpParams, build_ack_into, seq_add, seq_diff, seq_lt};
 
 impl SenderHalf {
     /// Takes one NC-ACK for this direction and gives the local TCP its TCP ACK.
@@ -29,7 +29,7 @@ impl SenderHalf {
             .floor_known()
             .then(|| self.loss.random_loss_rate());
         let stale = self.nc_ack.is_some_and(|a| seq_lt(ack.ack, a));
-        self.absorb_ack(cx, ack);
+        let delivered = self.absorb_ack(cx, ack);
         if stale && cx.config.policies.unordering.is_on() {
             // Overtaken by a newer NC-ACK on the way back (Ha & Tsuru §3.1): its bitmap is
             // merged, but its ack number would take TCP backwards and its N_lp is outdated.
@@ -46,7 +46,7 @@ impl SenderHalf {
             self.paused = None; // a newer ACK erases the paused one (Ha & Tsuru §3.3)
         }
         if cx.config.policies.repair.repairs()
-            && self.repair_and_signal(cx, ack, floor, duplicate, stamp)
+            && self.repair_and_signal(cx, ack, floor, duplicate, stamp, delivered)
         {
             return;
         }
@@ -62,8 +62,8 @@ impl SenderHalf {
     }
 
     /// Applies an NC-ACK to the coding buffer, the loss estimate, R, the NC ack and the peer's
-    /// window.
-    fn absorb_ack(&mut self, cx: &mut Context<'_>, ack: &AckRepr) {
+    /// window; returns how many combinations it newly showed delivered.
+    fn absorb_ack(&mut self, cx: &mut Context<'_>, ack: &AckRepr) -> u64 {
         self.buffer.acknowledge(ack.ack);
         let correct = cx.config.policies.unordering.is_on();
         if correct {
@@ -106,12 +106,14 @@ impl SenderHalf {
             self.nc_ack = Some(ack.ack);
         }
         self.peer_window = ack.window;
+        delivered
     }
 
     /// The repair's part of an NC-ACK (`repair.rs`, `episode.rs`), each part behind its switch:
     /// the combination round trip, deficit repairs for the missing DoFs, the probe timer, a
     /// congestion signal when the bitmap shows more than the random `floor`; `true` when the
-    /// ACK is a duplicate withheld from the local TCP.
+    /// ACK is a duplicate withheld from the local TCP. `delivered`: combinations the ACK newly
+    /// showed received.
     fn repair_and_signal(
         &mut self,
         cx: &mut Context<'_>,
@@ -119,6 +121,7 @@ impl SenderHalf {
         floor: Option<f64>,
         duplicate: bool,
         stamp: AckStamp,
+        delivered: u64,
     ) -> bool {
         let count = self
             .repair
@@ -130,7 +133,8 @@ impl SenderHalf {
             self.repair.set_path_floor(Some(path));
         }
         if cx.config.policies.repair.repairs_deficit() {
-            for _ in 0..self.within_budget(cx, count) {
+            let held = self.held_repairs(count, delivered);
+            for _ in 0..held + self.within_budget(cx, count - held) {
                 self.send_repair(cx);
             }
         }
@@ -274,6 +278,32 @@ impl SenderHalf {
             self.paused = None;
             self.synthesize(cx, ack, window, stamp);
         }
+    }
+
+    /// Deficit repairs (of `wanted`) that go whatever the repair budget says: while the local
+    /// TCP is held by the peer's window ([`SenderHalf::window_held`]) it sends nothing new and,
+    /// its ACKs still advancing, retransmits nothing, so the repairs are the flow's only traffic
+    /// and its only way forward. Budget-starved by the peer's other flows, such a flow advanced
+    /// one segment per round trip (a 100-flow lab straggler, docs/lab.md "Real links, stop
+    /// 16"). Clocked by its NC-ACKs as TCP's slow start is by its ACKs: two repairs for each
+    /// combination the ACK showed delivered, so the flow sends at most twice what reaches the
+    /// peer.
+    fn held_repairs(&self, wanted: u32, delivered: u64) -> u32 {
+        if !self.window_held() {
+            return 0;
+        }
+        let clocked = (2 * delivered).min(u64::from(MAX_REPAIRS_PER_ACK)) as u32;
+        wanted.min(clocked)
+    }
+
+    /// Whether the peer's window, as the last NC-ACK gave it, leaves the local TCP less than a
+    /// segment beyond what it has sent: it can send nothing new until the peer decodes.
+    fn window_held(&self) -> bool {
+        let (Some(ack), Some(next)) = (self.nc_ack, self.buffer.next_seq()) else {
+            return false;
+        };
+        let room = seq_diff(seq_add(ack, self.peer_window), next);
+        i64::from(room) < i64::from(self.largest_payload.max(1))
     }
 
     /// How many of `wanted` repairs the peer's repair budget allows (all of them with
