@@ -8,12 +8,12 @@ use anyhow::{Context, Result, bail, ensure};
 use clap::{Args, Subcommand};
 use tcpnc_experiment::demo;
 use tcpnc_lab::fault::{GatewayFault, GatewaySide};
-use tcpnc_lab::settings::{PathSettings, TransferSettings};
+use tcpnc_lab::settings::TransferSettings;
 use tcpnc_lab::tunnel_mode::TunnelMode;
 use tcpnc_lab::{Lab, guard, http, measure, progress};
-use tcpnc_settings::{
-    CongestionControl, PathMode, PathOverrides, PathSpec, PolicyOverrides, Profile, Switch,
-};
+
+pub use crate::lab_args::{CodingArgs, PathArgs, TransferArgs};
+use tcpnc_settings::{CongestionControl, PathMode, Switch};
 
 /// Arguments of `tcpnc lab`.
 #[derive(Debug, Clone, Args)]
@@ -105,77 +105,6 @@ pub enum LabCommand {
     /// (internal) The spoofing attacker of `lab run --spoof-s`.
     #[command(hide = true)]
     Spoof(SpoofArgs),
-}
-
-/// The emulated path: the lab's ([`PathSpec::lab`]) with the keys given.
-#[derive(Debug, Clone, Args)]
-pub struct PathArgs {
-    /// Path settings (each replaces the lab path's value).
-    #[command(flatten)]
-    pub path: PathOverrides,
-    /// Seed of the path's loss model.
-    #[arg(long, default_value_t = 1)]
-    pub path_seed: u64,
-}
-
-impl PathArgs {
-    pub(crate) fn settings(&self) -> PathSettings {
-        PathSettings::new(PathSpec::lab().with(&self.path), self.path_seed)
-    }
-}
-
-/// The transfer.
-#[derive(Debug, Clone, Args)]
-pub struct TransferArgs {
-    /// Bytes to send (suffixes k, M, G, KiB, MiB, GiB).
-    #[arg(long, default_value = "20MB", value_parser = tcpnc_lab::parse_bytes)]
-    pub bytes: u64,
-    /// Sender's congestion control (set per socket with TCP_CONGESTION).
-    #[arg(long, value_enum, default_value_t = CongestionControl::Cubic)]
-    pub cc: CongestionControl,
-    /// Seed of the data.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Parallel TCP connections, each sending --bytes; the result has each flow's goodput,
-    /// the aggregate and Jain's fairness index.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub flows: usize,
-    /// Bound on each transfer, seconds.
-    #[arg(long, default_value_t = 600.0)]
-    pub timeout_s: f64,
-}
-
-impl TransferArgs {
-    fn settings(&self) -> TransferSettings {
-        TransferSettings {
-            bytes: self.bytes,
-            cc: self.cc,
-            seed: self.seed,
-            flows: self.flows,
-            timeout_s: self.timeout_s,
-            series: false,
-        }
-    }
-}
-
-/// Coding policies of the nc gateways.
-#[derive(Debug, Clone, Args)]
-pub struct CodingArgs {
-    /// Base policy set: default = the gateways' own (the product's: W 12, R auto, dense,
-    /// seeded, deficit repair, Mitsuzumi's ACK rule); simulator or experiment = those sets for
-    /// the emulated --loss (R fixed from it). The resolved set is handed to both gateways.
-    #[arg(long, value_enum, default_value_t = Profile::Default)]
-    pub profile: Profile,
-    /// Policy keys; each replaces the profile's value.
-    #[command(flatten)]
-    pub policies: PolicyOverrides,
-}
-
-impl CodingArgs {
-    /// The whole policy set for a path of loss rate `loss`, as gateway `[coding]` keys.
-    pub(crate) fn resolved(&self, loss: f64) -> PolicyOverrides {
-        PolicyOverrides::from(self.profile.policies(loss).with(&self.policies))
-    }
 }
 
 /// `tcpnc lab compare`.

@@ -61,6 +61,7 @@ pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
         flows: a.flows,
         timeout_s: a.timeout_s,
         series: false,
+        warmup_bytes: 0,
     };
     let bar = progress::bar(!a.json);
     let load_before = speed::load_average();

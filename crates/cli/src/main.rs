@@ -10,6 +10,7 @@ mod bench;
 mod experiment;
 mod keys;
 mod lab;
+mod lab_args;
 mod lab_speed;
 mod lab_stream;
 mod link;

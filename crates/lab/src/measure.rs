@@ -5,7 +5,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::error::Result;
+use crate::error::{LabError, Result};
 use crate::iperf;
 use crate::session::{Lab, Session};
 use crate::settings::{PathMode, PathSettings, PathSpec, PolicyOverrides, TransferSettings};
@@ -39,7 +39,7 @@ pub fn settings_json(
     t: &TransferSettings,
 ) -> Value {
     let mut v = json!(path.spec);
-    let fields = json!({
+    let mut fields = json!({
         "mode": mode,
         // The queue actually used (the path may leave it to one BDP).
         "queue_packets": path.spec.queue(),
@@ -49,6 +49,9 @@ pub fn settings_json(
         "cc": t.cc,
         "data_seed": t.seed,
     });
+    if t.warmup_bytes > 0 {
+        fields["warmup_bytes"] = json!(t.warmup_bytes);
+    }
     if let (Some(o), Value::Object(f)) = (v.as_object_mut(), fields) {
         o.extend(f);
     }
@@ -70,7 +73,31 @@ pub fn settings_json(
     v
 }
 
-/// Runs one measurement on `lab`.
+/// The unmeasured transfer of `t.warmup_bytes` (one flow) before the measured one, if any;
+/// an error if it does not arrive intact.
+fn warm_up(session: &mut Session<'_>, t: &TransferSettings, bar: &ProgressBar) -> Result<()> {
+    if t.warmup_bytes == 0 {
+        return Ok(());
+    }
+    let warm = TransferSettings {
+        bytes: t.warmup_bytes,
+        flows: 1,
+        series: false,
+        warmup_bytes: 0,
+        ..t.clone()
+    };
+    let r = run_transfer(session, &warm, bar)?;
+    if !r.integrity_ok {
+        return Err(LabError::Transfer(format!(
+            "the warm-up transfer of {} bytes arrived with {} bytes or a different sha256",
+            warm.bytes, r.bytes_received
+        )));
+    }
+    Ok(())
+}
+
+/// Runs one measurement on `lab` (after the warm-up transfer, if `t` asks for one: the link's
+/// and the gateways' counters then cover both).
 pub fn measure(
     lab: &Lab,
     mode: PathMode,
@@ -83,6 +110,7 @@ pub fn measure(
     path.validate()?;
     t.validate()?;
     let mut session = Session::start(lab, mode, path, coding)?;
+    warm_up(&mut session, t, bar)?;
     let transfer = run_transfer(&mut session, t, bar)?;
     let stats = session.finish()?;
     let iperf3 = if with_iperf3 {

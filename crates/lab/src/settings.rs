@@ -58,6 +58,15 @@ pub struct TransferSettings {
     /// Record the transfer's time series (`tcpnc lab run --series`; one flow).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub series: bool,
+    /// Bytes of one unmeasured transfer through the same gateways before the measured one
+    /// (`tcpnc lab run --warmup-bytes`): the measured transfer then runs on a path the
+    /// gateways already know (path memory, docs/engine.md). 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl TransferSettings {

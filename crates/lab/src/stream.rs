@@ -164,6 +164,7 @@ pub fn run_case(
         timeout_s: s.timeout_s,
         // The stream's own per-frame series is written by the stream sink.
         series: false,
+        warmup_bytes: 0,
     };
     t.validate()?;
     let coding = PolicyOverrides {
