@@ -44,8 +44,9 @@ pub struct TransferArgs {
     /// Before the measured transfer, one transfer of this many bytes (one flow) through the
     /// same gateways, not measured: the measured one then starts on a path the gateways
     /// already know (path memory). The result's link and gateway counters cover both.
-    #[arg(long, default_value = "0", value_parser = tcpnc_lab::parse_bytes, value_name = "BYTES")]
-    pub warmup_bytes: u64,
+    /// Default: none.
+    #[arg(long, value_parser = tcpnc_lab::parse_bytes, value_name = "BYTES")]
+    pub warmup_bytes: Option<u64>,
 }
 
 impl TransferArgs {
@@ -57,7 +58,7 @@ impl TransferArgs {
             flows: self.flows,
             timeout_s: self.timeout_s,
             series: false,
-            warmup_bytes: self.warmup_bytes,
+            warmup_bytes: self.warmup_bytes.unwrap_or(0),
         }
     }
 }
