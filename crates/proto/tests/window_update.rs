@@ -153,23 +153,27 @@ fn server_ack(ack: u32, window: u16) -> Vec<u8> {
     )
 }
 
+/// The client's segment `i` (MSS bytes, all `i`).
+fn client_segment(i: u32) -> Vec<u8> {
+    let payload = vec![i as u8; MSS as usize];
+    let seq = C_ISN + 1 + i * MSS;
+    segment(
+        &client_to_server(),
+        seq,
+        S_ISN + 1,
+        TcpFlags::ACK,
+        502,
+        &[],
+        &payload,
+    )
+}
+
 /// The client's `n` first segments, 10 ms apart, each NC-ACK back 20 ms after its DATA; the
 /// server TCP answers none. Returns the sequence number after them.
 fn fill(a: &mut Engine, b: &mut Engine, n: u32) -> u32 {
     for i in 0..n {
         let now = ms(100 + 10 * u64::from(i));
-        let payload = vec![i as u8; MSS as usize];
-        let seq = C_ISN + 1 + i * MSS;
-        let data = segment(
-            &client_to_server(),
-            seq,
-            S_ISN + 1,
-            TcpFlags::ACK,
-            502,
-            &[],
-            &payload,
-        );
-        a.handle_local(now, &data);
+        a.handle_local(now, &client_segment(i));
         cross(a, b, now + ms(20));
         cross(b, a, now + ms(40));
     }
@@ -258,18 +262,7 @@ fn a_flow_held_by_the_window_repairs_a_lost_window_in_a_few_round_trips() {
             .max(now);
         if send_at == Some(now) {
             let i = next_segment;
-            let data = vec![i as u8; MSS as usize];
-            let seq = C_ISN + 1 + i * MSS;
-            let seg = segment(
-                &client_to_server(),
-                seq,
-                S_ISN + 1,
-                TcpFlags::ACK,
-                502,
-                &[],
-                &data,
-            );
-            a.handle_local(now, &seg);
+            a.handle_local(now, &client_segment(i));
             wire.take(&mut a, now, true, lost.contains(&i));
             next_segment += 1;
         }
