@@ -33,6 +33,9 @@ pub struct FlowStats {
     /// Repairs the deficit asked for and the peer's repair budget refused
     /// (`repair_budget.rs`).
     pub repairs_over_budget: u64,
+    /// Deficit repairs sent beyond the repair budget because the local TCP was held by the
+    /// peer's window with a whole coding window lost (`SenderHalf::held_repairs`).
+    pub held_repairs: u64,
     /// Duplicate NC-ACKs not given to the local TCP: same loss episode as a signal already
     /// given (`SenderHalf::hold_duplicate`).
     pub dup_acks_held: u64,
@@ -192,7 +195,7 @@ impl FlowStats {
     /// (gateway stats file, simulator) are built from, so they cannot drift from the struct.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
-            data_sent, redundant_sent, repairs_sent, repair_probes, tail_repairs, repairs_over_budget, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
+            data_sent, redundant_sent, repairs_sent, repair_probes, tail_repairs, repairs_over_budget, held_repairs, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
             coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, late_arrivals, acks_paused, acks_stale,
             unordering,
             late_received, data_received, innovative, non_innovative,

@@ -290,6 +290,13 @@ fn a_flow_held_by_the_window_repairs_a_lost_window_in_a_few_round_trips() {
         n as usize,
         "every segment delivered within 20 s"
     );
+    let held = a
+        .stats()
+        .flows
+        .values()
+        .map(|f| f.held_repairs)
+        .sum::<u64>();
+    assert!(held > 0, "repairs beyond the budget counted");
     let took = now - ms(100 + u64::from(n));
     assert!(took < ms(1_500), "the lost window took {took:?} to repair");
 }

@@ -134,6 +134,7 @@ impl SenderHalf {
         }
         if cx.config.policies.repair.repairs_deficit() {
             let held = self.held_repairs(cx, count, delivered);
+            cx.stats.held_repairs += u64::from(held);
             for _ in 0..held + self.within_budget(cx, count - held) {
                 self.send_repair(cx);
             }
