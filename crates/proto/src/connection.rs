@@ -94,28 +94,34 @@ impl Connection {
     /// confirms deliveries and may re-open the window (§IV-C, §IV-D). A SYN-ACK's window is
     /// never scaled (RFC 7323 §2.2).
     pub fn on_local_ack(&mut self, call: Call<'_>, pkt: &TcpPacket<'_>) {
+        let (edge, scale) = self.local_edge(pkt);
         let mut cx = call.with_stats(&mut self.stats);
-        let scale = effective_window_shift(self.local_wscale, self.remote_wscale);
-        // A SYN-ACK's own window is never scaled (RFC 7323 §2.2).
-        let shift = if pkt.tcp.flags.contains(TcpFlags::SYN) {
-            0
-        } else {
-            scale
-        };
-        let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window) << shift);
         self.receiver
             .on_local_ack(&mut cx, pkt.tcp.ack, edge, scale);
+    }
+
+    /// The right edge of the local TCP's window in `pkt` and the local TCP's window scale (a
+    /// SYN's own window is never scaled, RFC 7323 §2.2).
+    fn local_edge(&self, pkt: &TcpPacket<'_>) -> (u32, u8) {
+        let scale = effective_window_shift(self.local_wscale, self.remote_wscale);
+        let shift = match pkt.tcp.flags.contains(TcpFlags::SYN) {
+            true => 0,
+            false => scale,
+        };
+        (
+            seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window) << shift),
+            scale,
+        )
     }
 
     /// A data-bearing segment (payload or FIN) from the local TCP: its ACK goes to the receiver
     /// half first, then the sender half (created on demand) codes it.
     pub fn on_local_data(&mut self, call: Call<'_>, pkt: &TcpPacket<'_>) {
+        let (edge, scale) = self.local_edge(pkt);
         let mut cx = call.with_stats(&mut self.stats);
         if pkt.tcp.flags.contains(TcpFlags::ACK) {
-            let shift = effective_window_shift(self.local_wscale, self.remote_wscale);
-            let edge = seq_add(pkt.tcp.ack, u32::from(pkt.tcp.window) << shift);
             self.receiver
-                .on_local_ack(&mut cx, pkt.tcp.ack, edge, shift);
+                .on_local_ack(&mut cx, pkt.tcp.ack, edge, scale);
         }
         let stamp = AckStamp {
             seq: self.receiver.next_remote_seq(),

@@ -24,7 +24,7 @@ fn sink_ack(window: u16) -> Vec<u8> {
     segment(&server_to_client(), 1, end, TcpFlags::ACK, window, &[], &[])
 }
 
-/// Windows of the TCP ACKs engine A gave its local TCP.
+/// Ack numbers and windows of the TCP ACKs engine `a` gave its local TCP.
 fn windows(a: &mut Engine) -> Vec<(u32, u16)> {
     let mut w = Vec::new();
     while let Some(p) = a.poll_local() {
@@ -90,16 +90,6 @@ fn cross(from: &mut Engine, to: &mut Engine, now: std::time::Duration) {
     while let Some(d) = from.poll_transmit() {
         to.handle_datagram(now, &d);
     }
-}
-
-/// Acks and windows the local TCP behind `e` was given.
-fn acks(e: &mut Engine) -> Vec<(u32, u16)> {
-    std::iter::from_fn(|| e.poll_local())
-        .map(|p| {
-            let pkt = TcpPacket::parse(&p).unwrap();
-            (pkt.tcp.ack, pkt.tcp.window)
-        })
-        .collect()
 }
 
 const C_ISN: u32 = 1_000;
@@ -192,20 +182,20 @@ fn a_window_that_reads_below_a_segment_once_scaled_still_gets_its_update() {
     let (mut a, mut b) = after_handshake();
     let end = fill(&mut a, &mut b, 46);
     assert_eq!(
-        acks(&mut a).last(),
+        windows(&mut a).last(),
         Some(&(end, 1)),
         "1196 bytes left: 1 unit"
     );
     b.handle_local(ms(1000), &server_ack(C_ISN + 1, 63));
     cross(&mut b, &mut a, ms(1020));
-    let dup = acks(&mut a);
+    let dup = windows(&mut a);
     assert!(
         dup.iter().all(|&(_, w)| w <= 1),
         "1400 bytes: 1 unit: {dup:?}"
     );
     b.handle_local(ms(1005), &server_ack(end, 44));
     cross(&mut b, &mut a, ms(1025));
-    let after = acks(&mut a);
+    let after = windows(&mut a);
     assert!(
         after.contains(&(end, 44)),
         "the sender's TCP never hears the window open: {after:?}"

@@ -3,14 +3,12 @@
 //! [`HANDSHAKE_COPY_SPACING`] until [`HANDSHAKE_COPIES`] have gone or the peer's answer
 //! acknowledges it; the peer's engine delivers the first copy of an ISN and drops the others.
 //!
-//! Copies sent back to back share the fate of the moment they arrive: a full drop-tail queue
-//! drops all of them, and so does a Gilbert-Elliott burst. With many connections opening at
-//! once the back-to-back copies were themselves the flood: a hundred connections' SYNs, three
-//! copies each, are 300 packets in a few milliseconds into a 67-packet queue, so most SYNs lost
-//! every copy, and as the kernels' retries were as synchronised as the first attempts, a quarter
-//! of the connections needed 7 s or more to open (docs/lab.md, "Real links, stop 16"). Spaced,
-//! each copy meets the queue (or the loss process) afresh and a wave of copies drains before
-//! the next one arrives.
+//! Copies sent back to back share the fate of the moment they arrive: at a drop-tail queue kept
+//! full by other flows only the first can take a freed slot, and a Gilbert-Elliott burst takes
+//! all three. With a hundred connections opening together into a 67-packet queue, 28–41 of them
+//! needed more than a second to open (up to 11 s), as the kernels' SYN retries were as
+//! synchronised as the first attempts (docs/lab.md, "Real links, stop 16"). Spaced, each copy
+//! meets the queue (or the loss process) afresh.
 
 use std::time::Duration;
 
