@@ -123,6 +123,11 @@ impl Backend for SimBackend {
                 "flows > 1 needs the lab backend (the simulator runs one connection)".into(),
             );
         }
+        if p.warmup_bytes > 0 {
+            return Err(
+                "warmup_bytes needs the lab backend (each simulation is a fresh path)".into(),
+            );
+        }
         if p.cc == Cc::Bbr {
             return Err("cc = bbr needs the lab backend (smoltcp has no BBR)".into());
         }

@@ -46,7 +46,7 @@ pub fn lab_settings(p: &Params, seed: u64) -> (PathSettings, PolicyOverrides, Tr
         flows: p.flows,
         timeout_s: p.timeout_s,
         series: false,
-        warmup_bytes: 0,
+        warmup_bytes: p.warmup_bytes,
     };
     (path, PolicyOverrides::from(p.policies()), transfer)
 }

@@ -39,6 +39,9 @@ pub struct Params {
     pub bytes: u64,
     /// Parallel TCP connections (lab); goodput is their aggregate.
     pub flows: usize,
+    /// Bytes of one unmeasured transfer through the same gateways before each measured one
+    /// (lab; `tcpnc lab run --warmup-bytes`); 0: none.
+    pub warmup_bytes: u64,
     /// Session length in seconds (sim): send for this long, goodput = bytes read / duration.
     pub duration_s: Option<f64>,
     /// TCP socket send and receive buffers, KiB (sim).
@@ -69,6 +72,7 @@ impl Default for Params {
             buffer_packets: 100,
             bytes: 2_000_000,
             flows: 1,
+            warmup_bytes: 0,
             duration_s: None,
             buffer_kib: 64,
             send_buffer_kib: None,
@@ -81,10 +85,11 @@ impl Default for Params {
 }
 
 /// The keys of [`Params`] after the policy keys, in CSV column order.
-const RUN_KEYS: [&str; 10] = [
+const RUN_KEYS: [&str; 11] = [
     "buffer_packets",
     "bytes",
     "flows",
+    "warmup_bytes",
     "duration_s",
     "buffer_kib",
     "send_buffer_kib",
