@@ -7,7 +7,7 @@ use serde_json::json;
 use tcpnc_lab::settings::TransferSettings;
 use tcpnc_lab::speed::{self, SpeedCase, SpeedResult};
 use tcpnc_lab::{Lab, guard, progress};
-use tcpnc_settings::CongestionControl;
+use tcpnc_settings::{CongestionControl, Switch};
 
 /// `tcpnc lab speed`.
 #[derive(Debug, Clone, Args)]
@@ -18,6 +18,14 @@ pub struct SpeedArgs {
     /// Fixed redundancies of the nc cases (comma-separated), e.g. 1.0,1.1.
     #[arg(long, value_delimiter = ',', default_value = "1.0")]
     pub redundancy: Vec<f64>,
+    /// ACK coalescing of the nc cases (`coalesce_acks`, comma-separated), e.g. on,off.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "on",
+        value_name = "on|off"
+    )]
+    pub coalesce_acks: Vec<Switch>,
     /// Leave out the `off` case (gateways with coding off).
     #[arg(long)]
     pub no_off: bool,
@@ -50,7 +58,7 @@ pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
     guard::require_root()?;
     lab.queue_packets = a.queue_packets;
     let windows = if a.no_nc { &[][..] } else { &a.windows[..] };
-    let cases = SpeedCase::set(!a.no_off, windows, &a.redundancy);
+    let cases = SpeedCase::set(!a.no_off, windows, &a.redundancy, &a.coalesce_acks);
     if cases.is_empty() {
         bail!("no case to run (--no-off with --no-nc)");
     }

@@ -20,14 +20,15 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 use serde_json::Value;
 use tcpnc_gateway::stats::{GatewayCounters, Snapshot};
-use tcpnc_settings::{PathMode, PathSpec, PolicyOverrides, RedundancyPolicy};
+use tcpnc_settings::{PathMode, PathSpec, PolicyOverrides, RedundancyPolicy, Switch};
 
 use crate::error::{LabError, Result};
 use crate::session::{Lab, Session};
 use crate::settings::{PathSettings, TransferSettings};
 use crate::transfer::run_transfer;
 
-/// One case of a speed run: gateway coding off, or nc with a window and a fixed redundancy.
+/// One case of a speed run: gateway coding off, or nc with a window, a fixed redundancy and
+/// ACK coalescing on or off.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SpeedCase {
     /// `plain` (gateways with `mode = "off"`) or `nc`.
@@ -38,39 +39,56 @@ pub struct SpeedCase {
     /// Fixed redundancy R (nc only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redundancy: Option<f64>,
+    /// The `coalesce_acks` policy (nc only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coalesce_acks: Option<Switch>,
 }
 
 impl SpeedCase {
-    /// `off`, or `nc W12 R1.0`.
+    /// `off`, `nc W12 R1.0`, or `nc W12 R1.0 ca-off` (ACK coalescing off).
     pub fn label(&self) -> String {
         match (self.mode, self.window, self.redundancy) {
-            (PathMode::Nc, Some(w), Some(r)) => format!("nc W{w} R{r:.1}"),
+            (PathMode::Nc, Some(w), Some(r)) => match self.coalesce_acks {
+                Some(Switch::Off) => format!("nc W{w} R{r:.1} ca-off"),
+                _ => format!("nc W{w} R{r:.1}"),
+            },
             _ => "off".into(),
         }
     }
 
-    /// `off` then every nc combination of `windows` × `redundancies` (off included when
-    /// `with_off`).
-    pub fn set(with_off: bool, windows: &[u16], redundancies: &[f64]) -> Vec<SpeedCase> {
+    /// `off` then every nc combination of `windows` × `redundancies` × `coalesce` (off
+    /// included when `with_off`).
+    pub fn set(
+        with_off: bool,
+        windows: &[u16],
+        redundancies: &[f64],
+        coalesce: &[Switch],
+    ) -> Vec<SpeedCase> {
         let off = SpeedCase {
             mode: PathMode::Plain,
             window: None,
             redundancy: None,
+            coalesce_acks: None,
         };
-        let nc = windows.iter().flat_map(|&w| {
-            redundancies.iter().map(move |&r| SpeedCase {
-                mode: PathMode::Nc,
-                window: Some(w),
-                redundancy: Some(r),
-            })
-        });
-        with_off.then_some(off).into_iter().chain(nc).collect()
+        let mut cases: Vec<SpeedCase> = with_off.then_some(off).into_iter().collect();
+        for &w in windows {
+            for &r in redundancies {
+                cases.extend(coalesce.iter().map(|&c| SpeedCase {
+                    mode: PathMode::Nc,
+                    window: Some(w),
+                    redundancy: Some(r),
+                    coalesce_acks: Some(c),
+                }));
+            }
+        }
+        cases
     }
 
     fn coding(&self) -> PolicyOverrides {
         PolicyOverrides {
             window: self.window,
             redundancy: self.redundancy.map(RedundancyPolicy::Fixed),
+            coalesce_acks: self.coalesce_acks,
             ..PolicyOverrides::default()
         }
     }
@@ -284,11 +302,16 @@ mod tests {
 
     #[test]
     fn case_set_is_off_then_every_combination() {
-        let s = SpeedCase::set(true, &[8, 12], &[1.0, 1.1]);
+        let s = SpeedCase::set(true, &[8, 12], &[1.0, 1.1], &[Switch::On]);
         assert_eq!(s.len(), 5);
         assert_eq!(s[0].label(), "off");
         assert_eq!(s[4].label(), "nc W12 R1.1");
-        assert_eq!(SpeedCase::set(false, &[12], &[1.0]).len(), 1);
+        assert_eq!(s[4].coding().coalesce_acks, Some(Switch::On));
+        let both = [Switch::On, Switch::Off];
+        let s = SpeedCase::set(false, &[12], &[1.0], &both);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[1].label(), "nc W12 R1.0 ca-off");
+        assert_eq!(s[1].coding().coalesce_acks, Some(Switch::Off));
     }
 
     fn snapshot(queue_drops: u64, engine: Value) -> Snapshot {

@@ -6,6 +6,7 @@
 pub mod coding_buffer;
 pub mod tcp;
 
+mod coalesce;
 pub mod config;
 pub mod connection;
 pub mod context;

@@ -10,14 +10,26 @@
 
 use std::collections::VecDeque;
 
-use tcpnc_wire::{BypassRepr, FlowId, FrameRepr};
+use tcpnc_wire::{AckRepr, BypassRepr, FlowId, FrameRepr};
 
+use crate::coalesce::{AckMark, AckSlots, PidSpan, Push};
 use crate::config::Limits;
 use crate::event::{DropReason, Event};
 use crate::stats::EngineStats;
 
 /// Buffers [`Output`] keeps for reuse at most (a flush's worth of datagrams and packets).
 pub const SPARE_BUFFERS: usize = 1024;
+
+/// What became of an ACK handed to [`Output::transmit_ack`] or [`Output::deliver_ack`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queued {
+    /// Queued at the back.
+    Queued,
+    /// Took the place of the flow's queued ACK, which will not leave (`coalesce.rs`).
+    Coalesced,
+    /// Not queued: the queue was full (counted) or the frame could not be encoded.
+    Dropped,
+}
 
 /// Queues and counters shared by every flow of an engine.
 #[derive(Debug)]
@@ -29,6 +41,9 @@ pub struct Output {
     tunnel_mtu: usize,
     /// Empty buffers handed back by the caller, reused by [`Output::buffer`].
     spare: Vec<Vec<u8>>,
+    /// The replaceable NC-ACKs in `transmit` and TCP ACKs in `local` (`coalesce.rs`).
+    transmit_acks: AckSlots,
+    local_acks: AckSlots,
     /// The engine-wide counters (`flows` stays empty here: each connection keeps its own
     /// counters and [`Engine::stats`](crate::Engine::stats) gathers them on demand).
     pub stats: EngineStats,
@@ -44,12 +59,18 @@ impl Output {
             limits,
             tunnel_mtu,
             spare: Vec::new(),
+            transmit_acks: AckSlots::default(),
+            local_acks: AckSlots::default(),
             stats: EngineStats::default(),
         }
     }
 
     /// Queues a datagram for the peer; `false` (counted) if the queue is full.
     pub fn transmit(&mut self, datagram: Vec<u8>) -> bool {
+        self.push_transmit(datagram, Push::Other)
+    }
+
+    fn push_transmit(&mut self, datagram: Vec<u8>, push: Push) -> bool {
         if self.transmit.len() >= self.limits.transmit_queue {
             self.stats.transmit_queue_drops += 1;
             self.recycle(datagram);
@@ -64,20 +85,88 @@ impl Output {
         }
         self.stats.datagrams_sent += 1;
         self.transmit.push_back(datagram);
+        self.transmit_acks.pushed(push);
         true
     }
 
     /// Emits a frame (into a reused buffer); `false` if it could not be encoded (never for
     /// frames the engine builds) or the queue was full.
     pub fn transmit_frame(&mut self, frame: &FrameRepr<'_>) -> bool {
+        self.encode(frame)
+            .is_some_and(|v| self.push_transmit(v, Push::Other))
+    }
+
+    /// `frame` encoded into a reused buffer (`None` only for a frame that cannot be encoded).
+    fn encode(&mut self, frame: &FrameRepr<'_>) -> Option<Vec<u8>> {
         let mut v = self.buffer();
         v.resize(frame.buffer_len(), 0);
         match frame.emit(&mut v) {
-            Ok(_) => self.transmit(v),
+            Ok(_) => Some(v),
             Err(_) => {
                 self.recycle(v);
-                false
+                None
             }
+        }
+    }
+
+    /// Emits an NC-ACK. `replaceable`: `Some(echo)` when the caller judges that a newer
+    /// NC-ACK of the flow may take its place and it may take an older one's (it advances the
+    /// ack and carries no DEPENDENT, PAUSE or U flag; `coalesce.rs`), with the Pid echo of the
+    /// flow's NC-ACK before it; the Pid reach is checked here.
+    pub fn transmit_ack(&mut self, ack: &AckRepr, replaceable: Option<u32>) -> Queued {
+        let Some(v) = self.encode(&FrameRepr::Ack(*ack)) else {
+            return Queued::Dropped;
+        };
+        let push = match replaceable {
+            Some(before) => Push::Replaceable(
+                ack.flow,
+                AckMark {
+                    ack: ack.ack,
+                    pids: Some(PidSpan {
+                        echo: ack.pid_echo,
+                        from: before.wrapping_add(1),
+                    }),
+                },
+            ),
+            None => Push::Barrier(ack.flow),
+        };
+        if let Push::Replaceable(flow, mark) = push
+            && let Some(i) = self.transmit_acks.replace(flow, mark)
+        {
+            let old = std::mem::replace(&mut self.transmit[i], v);
+            self.recycle(old);
+            return Queued::Coalesced;
+        }
+        match self.push_transmit(v, push) {
+            true => Queued::Queued,
+            false => Queued::Dropped,
+        }
+    }
+
+    /// Queues a TCP ACK synthesised for the local TCP of `flow` (the data direction's
+    /// identity). `replaceable`: `Some(ack)` when it advances the ack over the previous one
+    /// synthesised (`coalesce.rs`); it then replaces the flow's queued ACK if that one was
+    /// replaceable too and is still queued.
+    pub fn deliver_ack(
+        &mut self,
+        packet: Vec<u8>,
+        flow: FlowId,
+        replaceable: Option<u32>,
+    ) -> Queued {
+        let push = match replaceable {
+            Some(ack) => Push::Replaceable(flow, AckMark { ack, pids: None }),
+            None => Push::Barrier(flow),
+        };
+        if let Push::Replaceable(_, mark) = push
+            && let Some(i) = self.local_acks.replace(flow, mark)
+        {
+            let old = std::mem::replace(&mut self.local[i], packet);
+            self.recycle(old);
+            return Queued::Coalesced;
+        }
+        match self.push_local(packet, Some(flow), push) {
+            true => Queued::Queued,
+            false => Queued::Dropped,
         }
     }
 
@@ -118,6 +207,10 @@ impl Output {
 
     /// Queues an IP packet for the local TCP; `false` (counted) if the queue is full.
     pub fn deliver_local(&mut self, packet: Vec<u8>, flow: Option<FlowId>) -> bool {
+        self.push_local(packet, flow, Push::Other)
+    }
+
+    fn push_local(&mut self, packet: Vec<u8>, flow: Option<FlowId>, push: Push) -> bool {
         if self.local.len() >= self.limits.local_queue {
             self.stats.local_queue_drops += 1;
             self.recycle(packet);
@@ -129,6 +222,7 @@ impl Output {
         }
         self.stats.local_sent += 1;
         self.local.push_back(packet);
+        self.local_acks.pushed(push);
         true
     }
 
@@ -153,17 +247,22 @@ impl Output {
                 Ok(FrameRepr::Data { .. } | FrameRepr::Ack(_))
             )
         });
+        self.transmit_acks.reset(self.transmit.len());
         before - self.transmit.len()
     }
 
     /// Next datagram for the peer.
     pub fn pop_transmit(&mut self) -> Option<Vec<u8>> {
-        self.transmit.pop_front()
+        let d = self.transmit.pop_front()?;
+        self.transmit_acks.popped();
+        Some(d)
     }
 
     /// Next IP packet for the local TCP.
     pub fn pop_local(&mut self) -> Option<Vec<u8>> {
-        self.local.pop_front()
+        let p = self.local.pop_front()?;
+        self.local_acks.popped();
+        Some(p)
     }
 
     /// Next event.

@@ -47,10 +47,13 @@ pub struct FlowStats {
     pub redundancy_permille: u64,
     /// NC-ACKs received from the peer for our data.
     pub acks_received: u64,
-    /// TCP ACKs synthesised for the local sender.
+    /// TCP ACKs synthesised for the local sender and given to it (queued).
     pub tcp_acks_synthesized: u64,
     /// Of those, duplicates (same ack number as the previous one): losses visible to TCP.
     pub dup_acks_synthesized: u64,
+    /// TCP ACKs synthesised that took the place of a queued one of the flow that had not left
+    /// yet (`coalesce_acks`): each is one fewer ACK for the local TCP.
+    pub tcp_acks_coalesced: u64,
     /// Packets in the coding buffer now.
     pub coding_buffer_len: usize,
     /// Latest loss rate estimated from the Pid bitmaps (Ha & Tsuru §3.1).
@@ -76,8 +79,11 @@ pub struct FlowStats {
     pub innovative: u64,
     /// Of those, not innovative (redundant or stale).
     pub non_innovative: u64,
-    /// NC-ACKs sent to the peer.
+    /// NC-ACKs sent to the peer (queued).
     pub acks_sent: u64,
+    /// NC-ACKs that took the place of a queued one of the flow that had not left yet
+    /// (`coalesce_acks`): each is one NC-ACK fewer on the path.
+    pub acks_coalesced: u64,
     /// Decoded segments delivered to the local TCP (first deliveries).
     pub segments_delivered: u64,
     /// Payload bytes delivered (first deliveries).
@@ -133,16 +139,20 @@ pub struct EngineStats {
     pub data_sent: u64,
     /// NC-ACKs sent.
     pub acks_sent: u64,
+    /// NC-ACKs that took the place of a queued one (`coalesce_acks`): one fewer each.
+    pub acks_coalesced: u64,
     /// BYPASS frames sent.
     pub bypass_sent: u64,
     /// Datagrams larger than the tunnel MTU (sent anyway; the path may fragment them).
     pub oversize_datagrams: u64,
     /// IP packets queued for the local TCP.
     pub local_sent: u64,
-    /// TCP ACKs synthesised for local senders.
+    /// TCP ACKs synthesised for local senders (queued).
     pub tcp_acks_synthesized: u64,
     /// Of those, duplicates: losses the code could not mask.
     pub dup_acks_synthesized: u64,
+    /// TCP ACKs that took the place of a queued one (`coalesce_acks`): one fewer each.
+    pub tcp_acks_coalesced: u64,
     /// Decoded segments delivered (first deliveries).
     pub segments_delivered: u64,
     /// Redeliveries (§IV-C).
@@ -196,10 +206,10 @@ impl FlowStats {
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
             data_sent, redundant_sent, repairs_sent, repair_probes, tail_repairs, repairs_over_budget, held_repairs, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
-            coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, late_arrivals, acks_paused, acks_stale,
+            tcp_acks_coalesced, coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, late_arrivals, acks_paused, acks_stale,
             unordering,
             late_received, data_received, innovative, non_innovative,
-            acks_sent, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)
+            acks_sent, acks_coalesced, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)
     }
 }
 
@@ -212,8 +222,8 @@ impl EngineStats {
             handshake_duplicates, datagrams_received,
             datagrams_malformed, data_received, decode_errors, acks_received, acks_unknown_flow,
             bypass_received, keepalive_replies, keepalive_replies_received, datagrams_sent,
-            data_sent, acks_sent, bypass_sent, oversize_datagrams, local_sent,
-            tcp_acks_synthesized, dup_acks_synthesized, segments_delivered, redeliveries,
+            data_sent, acks_sent, acks_coalesced, bypass_sent, oversize_datagrams, local_sent,
+            tcp_acks_synthesized, dup_acks_synthesized, tcp_acks_coalesced, segments_delivered, redeliveries,
             redeliveries_abandoned, rebuild_errors, coding_buffer_drops, repairs_over_budget, decoding_buffer_drops,
             transmit_queue_drops, local_queue_drops, event_queue_drops, flow_table_full,
             flows_reset, resets_sent, receiver_resets, flows_opened, flows_closed, flows_expired, flows_active)

@@ -46,6 +46,7 @@ impl Policies {
             repair_budget: Switch::Off,
             tail_repair: Switch::Off,
             window_policy: WindowPolicy::Fixed,
+            coalesce_acks: Switch::Off,
         }
     }
 

@@ -100,6 +100,10 @@ pub struct Policies {
     pub tail_repair: Switch,
     /// Fixed W or VBNC's variable window up to W (Parejiya & Desai §II-B).
     pub window_policy: WindowPolicy,
+    /// An ACK still queued (not yet polled by the driver) is replaced by a newer one of the
+    /// same flow that says everything it says: NC-ACKs to the peer and TCP ACKs to the local
+    /// TCP, duplicates and flagged ACKs never (docs/engine.md, "ACK coalescing").
+    pub coalesce_acks: Switch,
 }
 
 impl Default for Policies {
@@ -147,6 +151,7 @@ impl Policies {
             repair_budget: Switch::On,
             tail_repair: Switch::On,
             window_policy: WindowPolicy::Fixed,
+            coalesce_acks: Switch::On,
         }
     }
 
@@ -205,6 +210,7 @@ impl Policies {
             repair_budget: o.repair_budget.unwrap_or(self.repair_budget),
             tail_repair: o.tail_repair.unwrap_or(self.tail_repair),
             window_policy: o.window_policy.unwrap_or(self.window_policy),
+            coalesce_acks: o.coalesce_acks.unwrap_or(self.coalesce_acks),
         }
     }
 
@@ -369,6 +375,13 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_policy: Option<WindowPolicy>,
+    /// A queued NC-ACK or synthesised TCP ACK is replaced by a newer one of the same flow that
+    /// covers it (only ACKs that pile up between two polls of the driver: at high rates one
+    /// per flush and flow instead of one per combination); duplicates and flagged ACKs are
+    /// never replaced. Default: on (off in the paper profiles).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalesce_acks: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -394,13 +407,14 @@ impl From<Policies> for PolicyOverrides {
             repair_budget: Some(p.repair_budget),
             tail_repair: Some(p.tail_repair),
             window_policy: Some(p.window_policy),
+            coalesce_acks: Some(p.coalesce_acks),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 19] = [
+    pub const KEYS: [&'static str; 20] = [
         "window",
         "redundancy",
         "scheme",
@@ -420,6 +434,7 @@ impl PolicyOverrides {
         "repair_budget",
         "tail_repair",
         "window_policy",
+        "coalesce_acks",
     ];
 }
 

@@ -86,9 +86,10 @@ pub struct ReceiverHalf {
     last_pid: u32,
     /// Unordering length (Ha & Tsuru §3.2).
     reorder: ReorderMeter,
-    /// Unordering length and ack number of the last NC-ACK sent.
+    /// Unordering length of the last NC-ACK sent.
     last_unordering_sent: u16,
-    last_ack_sent: Option<u32>,
+    /// Ack number and Pid echo of the last NC-ACK sent.
+    last_ack_sent: Option<(u32, u32)>,
     /// Latest Base from the sender.
     base_seq: Option<u32>,
     /// Latest ack number and right window edge the local TCP announced.

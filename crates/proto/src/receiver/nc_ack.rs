@@ -2,12 +2,13 @@
 //! unseen packet, window = min(local TCP's right edge, decoding-buffer space) − ack, with the
 //! Pid echo, loss bitmap and N_lp filled in (Ha & Tsuru §3.1, Karafillis et al. §II).
 
-use tcpnc_wire::{AckRepr, FrameRepr};
+use tcpnc_wire::AckRepr;
 
 use super::ReceiverHalf;
 use crate::config::EngineConfig;
 use crate::context::Context;
-use crate::tcp::{seq_add, seq_diff};
+use crate::output::Queued;
+use crate::tcp::{seq_add, seq_diff, seq_lt};
 
 impl ReceiverHalf {
     /// The seen-ACK: first byte of the first unseen packet (§IV-A), or one past the last byte
@@ -83,7 +84,7 @@ impl ReceiverHalf {
         // §3.3: a duplicate that reordering explains (every missing DoF may be late) is flagged
         // for the sender to hold.
         let pause = cx.config.policies.pause_ack.is_on()
-            && self.last_ack_sent == Some(ack)
+            && self.last_ack_sent.is_some_and(|(last, _)| last == ack)
             && missing > 0
             && lost_dof == 0;
         let repr = AckRepr {
@@ -99,15 +100,28 @@ impl ReceiverHalf {
             pause,
             update: unordering != self.last_unordering_sent,
         };
+        // ACK coalescing (`coalesce.rs`): only an ACK that advances and carries no flag.
+        let replaceable = match self.last_ack_sent {
+            Some((last, echo)) if seq_lt(last, ack) => Some(echo),
+            _ => None,
+        }
+        .filter(|_| cx.config.policies.coalesce_acks.is_on())
+        .filter(|_| !(repr.pause || repr.update || repr.dependent.is_some()));
         self.last_window_sent = Some(window);
-        self.last_ack_sent = Some(ack);
+        self.last_ack_sent = Some((ack, repr.pid_echo));
         self.last_unordering_sent = unordering;
-        if cx.out.transmit_frame(&FrameRepr::Ack(repr)) {
+        let queued = cx.out.transmit_ack(&repr, replaceable);
+        if queued == Queued::Dropped {
+            return false;
+        }
+        if queued == Queued::Coalesced {
+            // It took the place of one counted as sent when queued.
+            cx.out.stats.acks_coalesced += 1;
+            cx.stats.acks_coalesced += 1;
+        } else {
             cx.out.stats.acks_sent += 1;
             cx.stats.acks_sent += 1;
-            true
-        } else {
-            false
         }
+        true
     }
 }

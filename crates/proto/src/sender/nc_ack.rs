@@ -11,6 +11,7 @@ use super::{AckStamp, SenderHalf};
 use crate::config::CongestionRule;
 use crate::context::Context;
 use crate::event::Event;
+use crate::output::Queued;
 use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY};
 
 /// Longest hold of a paused duplicate ACK (Ha & Tsuru §3.3: "the sending schedule of 200 ms,
@@ -232,10 +233,18 @@ impl SenderHalf {
                 ack,
             });
         }
+        // ACK coalescing (`coalesce.rs`): an ACK that advances may replace a queued one.
+        let advances = self.last_tcp_ack.is_some_and(|(last, _)| seq_lt(last, ack));
+        let replaceable = (cx.config.policies.coalesce_acks.is_on() && advances).then_some(ack);
         self.last_tcp_ack = Some((ack, window));
-        cx.stats.tcp_acks_synthesized += 1;
-        cx.out.stats.tcp_acks_synthesized += 1;
-        cx.out.deliver_local(packet, Some(self.data_flow));
+        if cx.out.deliver_ack(packet, self.data_flow, replaceable) == Queued::Coalesced {
+            // It took the place of one counted when queued.
+            cx.stats.tcp_acks_coalesced += 1;
+            cx.out.stats.tcp_acks_coalesced += 1;
+        } else {
+            cx.stats.tcp_acks_synthesized += 1;
+            cx.out.stats.tcp_acks_synthesized += 1;
+        }
     }
 
     /// The window field of a TCP ACK given to the local TCP for a peer window of
