@@ -90,20 +90,30 @@ fn render_table(report: &CodecReport) -> String {
         );
     }
     out += &format!(
-        "\nregion kernels, GB/s (dot: source bytes), tcpnc tier {} beside {}\n",
-        report.tier, report.isal
+        "\nregion kernels, GB/s (dot: source bytes), tcpnc tier {}\nbeside ISA-L avx2: {}\nbeside ISA-L avx512: {}\n",
+        report.tier, report.isal, report.isal_avx512
     );
     out += &format!(
         "(B/cycle at the {:.2} GHz clock estimated in this run)\n",
         report.clock_ghz
     );
-    out += "kernel   sources    bytes      tcpnc  B/cycle      ISA-L  B/cycle  tcpnc/ISA-L\n";
+    out += "kernel   sources    bytes      tcpnc  B/cycle  \
+            ISA-L avx2  B/cycle  tcpnc/ISA-L  ISA-L avx512  B/cycle  tcpnc/ISA-L\n";
     let per_cycle = |gbps: f64| gbps / report.clock_ghz;
     for k in &report.kernels {
-        let isal = match k.isal_gbps {
-            Some(i) => format!("{i:>10.2} {:>8.2} {:>12.2}", per_cycle(i), k.tcpnc_gbps / i),
-            None => format!("{:>10} {:>8} {:>12}", "-", "-", "-"),
+        let column = |isal: Option<f64>, width: usize| match isal {
+            Some(i) => format!(
+                "{i:>width$.2} {:>8.2} {:>12.2}",
+                per_cycle(i),
+                k.tcpnc_gbps / i
+            ),
+            None => format!("{:>width$} {:>8} {:>12}", "-", "-", "-"),
         };
+        let isal = format!(
+            "{} {}",
+            column(k.isal_gbps, 11),
+            column(k.isal_avx512_gbps, 13)
+        );
         out += &format!(
             "{:<8} {:>7} {:>8} {:>10.2} {:>8.2} {isal}\n",
             k.kernel,
@@ -134,7 +144,7 @@ mod tests {
                 assert!(json[key][window].as_f64().unwrap() > 0.0, "{key}[{window}]");
             }
         }
-        assert!(json["isal"].is_string());
+        assert!(json["isal"].is_string() && json["isal_avx512"].is_string());
         let kernels = json["kernels"].as_array().unwrap();
         assert_eq!(kernels.len(), 8);
         for k in kernels {
@@ -143,6 +153,11 @@ mod tests {
             assert_eq!(
                 k["isal_gbps"].is_f64(),
                 tcpnc_codec::bench::isal_runs(),
+                "{k}"
+            );
+            assert_eq!(
+                k["isal_avx512_gbps"].is_f64(),
+                tcpnc_codec::bench::isal_avx512_runs(),
                 "{k}"
             );
         }

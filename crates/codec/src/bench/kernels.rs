@@ -1,19 +1,24 @@
 //! The region-kernel part of `tcpnc bench codec`: our `mul_add` and W-source `dot` beside Intel
-//! ISA-L's (`gf_vect_mad_avx2`, `gf_vect_dot_prod_avx2`; feature `isal`, which links Debian's
-//! `libisal-dev`, ISA-L 2.30) on the same buffers, in the same run, at a packet size and at a
-//! 64 KiB block (issue 14, "Codec").
+//! ISA-L's (`gf_vect_mad_avx2` / `gf_vect_dot_prod_avx2` and `gf_vect_mad_avx512` /
+//! `gf_vect_dot_prod_avx512`; feature `isal`, which links Debian's `libisal-dev`, ISA-L 2.30) on
+//! the same buffers, in the same run, at a packet size and at a 64 KiB block (issue 14, "Codec").
 //!
 //! * GB/s are 10^9 bytes/s of the destination for `mul_add`, of *source* bytes (W × size) for
-//!   `dot`, for both implementations.
-//! * Ours runs on the process's selected tier ([`tcpnc_field::selected_tier`]); ISA-L's AVX2
-//!   kernels are named explicitly, so compare them with the `avx2` tier (`--tier avx2`).
+//!   `dot`, for every implementation.
+//! * Ours runs on the process's selected tier ([`tcpnc_field::selected_tier`]); ISA-L's kernels
+//!   are named explicitly, so compare its AVX2 column with the `avx2` tier (`--tier avx2`) and its
+//!   AVX-512 column with `avx512bw` (ISA-L 2.30 has no GFNI kernels).
 //! * ISA-L's tables are built once, outside the timed loop (its intended use); ours are built
 //!   inside every call. ISA-L's `dot` overwrites the destination, ours accumulates into it.
-//! * The two implementations alternate in three rounds each (ours, ISA-L, ours, …) and each keeps its
-//!   best rate, so a burst of load from other processes cannot favour one of them.
+//! * The implementations alternate in three rounds each (ours, ISA-L AVX2, ISA-L AVX-512, ours,
+//!   …) and each keeps its best rate, so a burst of load from other processes cannot favour one
+//!   of them.
 
 use std::hint::black_box;
 use std::time::Duration;
+
+#[cfg(all(feature = "isal", target_arch = "x86_64"))]
+use tcpnc_field::isal::{self, IsalIsa};
 
 use super::rate;
 
@@ -38,22 +43,40 @@ pub struct KernelFigure {
     pub tcpnc_gbps: f64,
     /// ISA-L's AVX2 kernel, GB/s; `None` when not built in (feature `isal`) or no AVX2.
     pub isal_gbps: Option<f64>,
+    /// ISA-L's AVX-512 kernel, GB/s; `None` when not built in (feature `isal`) or no
+    /// AVX-512BW (see [`isal_avx512_status`]).
+    pub isal_avx512_gbps: Option<f64>,
 }
 
-/// What the ISA-L column holds, or why it is empty.
+/// What the ISA-L AVX2 column (`isal_gbps`) holds, or why it is empty.
 pub fn isal_status() -> String {
-    #[cfg(all(feature = "isal", target_arch = "x86_64"))]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            "ISA-L 2.30 (system libisal) gf_vect_mad_avx2 / gf_vect_dot_prod_avx2".to_owned()
-        } else {
-            "absent: this CPU lacks AVX2".to_owned()
-        }
+    column_status(false)
+}
+
+/// What the ISA-L AVX-512 column (`isal_avx512_gbps`) holds, or why it is empty.
+pub fn isal_avx512_status() -> String {
+    column_status(true)
+}
+
+#[cfg(all(feature = "isal", target_arch = "x86_64"))]
+fn column_status(avx512: bool) -> String {
+    let isa = if avx512 {
+        IsalIsa::Avx512
+    } else {
+        IsalIsa::Avx2
+    };
+    if isa.is_available() {
+        format!("ISA-L 2.30 (system libisal) gf_vect_mad_{isa} / gf_vect_dot_prod_{isa}")
+    } else if avx512 {
+        "absent: this CPU lacks AVX-512BW (or AVX-512VL / BMI2)".to_owned()
+    } else {
+        "absent: this CPU lacks AVX2".to_owned()
     }
-    #[cfg(not(all(feature = "isal", target_arch = "x86_64")))]
-    {
-        "absent: built without feature `isal` (needs libisal-dev)".to_owned()
-    }
+}
+
+#[cfg(not(all(feature = "isal", target_arch = "x86_64")))]
+fn column_status(_avx512: bool) -> String {
+    "absent: built without feature `isal` (needs libisal-dev)".to_owned()
 }
 
 /// Multiplies in one step of [`measure_clock_ghz`].
@@ -76,10 +99,18 @@ pub fn measure_clock_ghz(budget: Duration, now: &mut dyn FnMut() -> Duration) ->
     calls * f64::from(3 * CHAIN) / 1e9
 }
 
-/// Whether the ISA-L column is measured.
+/// Whether the ISA-L AVX2 column is measured.
 pub fn isal_runs() -> bool {
     isal_status().starts_with("ISA-L")
 }
+
+/// Whether the ISA-L AVX-512 column is measured.
+pub fn isal_avx512_runs() -> bool {
+    isal_avx512_status().starts_with("ISA-L")
+}
+
+/// The ISA-L kernels of one point (AVX2, AVX-512), each `None` when its column is absent.
+type Theirs<'a> = [Option<&'a mut dyn FnMut()>; 2];
 
 /// A 64-byte-aligned buffer of `len` pseudo-random bytes (a window into a larger `Vec`).
 struct Aligned {
@@ -103,20 +134,23 @@ impl Aligned {
     }
 }
 
-/// Best calls/s of `ours` and of `theirs` (if any), alternating rounds of `budget / ROUNDS`.
+/// Best calls/s of `ours` and of each of `theirs` that is present, alternating rounds of
+/// `budget / ROUNDS`.
 fn side_by_side(
     budget: Duration,
     now: &mut dyn FnMut() -> Duration,
     mut ours: impl FnMut(),
-    mut theirs: Option<&mut dyn FnMut()>,
-) -> (f64, Option<f64>) {
+    mut theirs: Theirs<'_>,
+) -> (f64, [Option<f64>; 2]) {
     let round = budget / ROUNDS;
-    let (mut a, mut b) = (0.0f64, None::<f64>);
+    let (mut a, mut b) = (0.0f64, [None::<f64>; 2]);
     for _ in 0..ROUNDS {
         a = a.max(rate(round, now, &mut ours));
-        if let Some(f) = theirs.as_deref_mut() {
-            let r = rate(round, now, f);
-            b = Some(b.map_or(r, |b| b.max(r)));
+        for (f, b) in theirs.iter_mut().zip(&mut b) {
+            if let Some(f) = f.as_deref_mut() {
+                let r = rate(round, now, f);
+                *b = Some(b.map_or(r, |b| b.max(r)));
+            }
         }
     }
     (a, b)
@@ -144,19 +178,27 @@ fn measure_mul_add(
     let c = 0x57;
     let ours = || tcpnc_field::mul_add(dst.borrow_mut().get_mut(), black_box(src.get()), c);
     #[cfg(all(feature = "isal", target_arch = "x86_64"))]
-    let tables = tcpnc_field::isal::IsalCoefs::new(&[c]).ok();
+    let tables = isal::IsalCoefs::new(&[c]).ok();
     #[cfg(all(feature = "isal", target_arch = "x86_64"))]
-    let mut isal = || {
-        if let Some(t) = &tables {
-            let mut dst = dst.borrow_mut();
-            let _ = tcpnc_field::isal::mad_avx2(dst.get_mut(), black_box(src.get()), t, 0);
+    let theirs = |isa: IsalIsa| {
+        let (tables, dst, src) = (&tables, &dst, &src);
+        move || {
+            if let Some(t) = tables {
+                let mut dst = dst.borrow_mut();
+                let _ = isal::mad(isa, dst.get_mut(), black_box(src.get()), t, 0);
+            }
         }
     };
     #[cfg(all(feature = "isal", target_arch = "x86_64"))]
-    let theirs: Option<&mut dyn FnMut()> = isal_runs().then_some(&mut isal);
+    let (mut avx2, mut avx512) = (theirs(IsalIsa::Avx2), theirs(IsalIsa::Avx512));
+    #[cfg(all(feature = "isal", target_arch = "x86_64"))]
+    let theirs: Theirs<'_> = [
+        isal_runs().then_some(&mut avx2),
+        isal_avx512_runs().then_some(&mut avx512),
+    ];
     #[cfg(not(all(feature = "isal", target_arch = "x86_64")))]
-    let theirs: Option<&mut dyn FnMut()> = None;
-    let (a, b) = side_by_side(budget, now, ours, theirs);
+    let theirs: Theirs<'_> = [None, None];
+    let (a, [b, b512]) = side_by_side(budget, now, ours, theirs);
     let gbps = |calls: f64| calls * bytes as f64 / 1e9;
     KernelFigure {
         kernel: "mul_add",
@@ -164,6 +206,7 @@ fn measure_mul_add(
         bytes,
         tcpnc_gbps: gbps(a),
         isal_gbps: b.map(gbps),
+        isal_avx512_gbps: b512.map(gbps),
     }
 }
 
@@ -189,19 +232,26 @@ fn measure_dot(
         )
     };
     #[cfg(all(feature = "isal", target_arch = "x86_64"))]
-    let tables = tcpnc_field::isal::IsalCoefs::new(&coefs).ok();
+    let tables = isal::IsalCoefs::new(&coefs).ok();
     #[cfg(all(feature = "isal", target_arch = "x86_64"))]
-    let mut isal = || {
-        if let Some(t) = &tables {
-            let _ =
-                tcpnc_field::isal::dot_prod_avx2(dst.borrow_mut().get_mut(), black_box(&srcs), t);
+    let theirs = |isa: IsalIsa| {
+        let (tables, dst, srcs) = (&tables, &dst, &srcs);
+        move || {
+            if let Some(t) = tables {
+                let _ = isal::dot_prod(isa, dst.borrow_mut().get_mut(), black_box(srcs), t);
+            }
         }
     };
     #[cfg(all(feature = "isal", target_arch = "x86_64"))]
-    let theirs: Option<&mut dyn FnMut()> = isal_runs().then_some(&mut isal);
+    let (mut avx2, mut avx512) = (theirs(IsalIsa::Avx2), theirs(IsalIsa::Avx512));
+    #[cfg(all(feature = "isal", target_arch = "x86_64"))]
+    let theirs: Theirs<'_> = [
+        isal_runs().then_some(&mut avx2),
+        isal_avx512_runs().then_some(&mut avx512),
+    ];
     #[cfg(not(all(feature = "isal", target_arch = "x86_64")))]
-    let theirs: Option<&mut dyn FnMut()> = None;
-    let (a, b) = side_by_side(budget, now, ours, theirs);
+    let theirs: Theirs<'_> = [None, None];
+    let (a, [b, b512]) = side_by_side(budget, now, ours, theirs);
     let gbps = |calls: f64| calls * (sources * bytes) as f64 / 1e9;
     KernelFigure {
         kernel: "dot",
@@ -209,6 +259,7 @@ fn measure_dot(
         bytes,
         tcpnc_gbps: gbps(a),
         isal_gbps: b.map(gbps),
+        isal_avx512_gbps: b512.map(gbps),
     }
 }
 
@@ -225,10 +276,17 @@ mod tests {
         };
         let figures = measure_kernels(Duration::from_millis(2), &mut clock);
         assert_eq!(figures.len(), KERNEL_SIZES.len() * (1 + DOT_SOURCES.len()));
-        let with_isal = isal_runs();
+        let (with_isal, with_avx512) = (isal_runs(), isal_avx512_runs());
         for f in &figures {
             assert!(f.tcpnc_gbps > 0.0, "{f:?}");
             assert_eq!(f.isal_gbps.is_some(), with_isal, "{f:?}");
+            assert_eq!(f.isal_avx512_gbps.is_some(), with_avx512, "{f:?}");
+            assert!(
+                f.isal_gbps
+                    .into_iter()
+                    .chain(f.isal_avx512_gbps)
+                    .all(|g| g > 0.0)
+            );
         }
         assert!(
             figures

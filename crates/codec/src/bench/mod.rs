@@ -26,7 +26,8 @@ use std::time::Duration;
 mod kernels;
 
 pub use kernels::{
-    DOT_SOURCES, KERNEL_SIZES, KernelFigure, isal_runs, isal_status, measure_clock_ghz,
+    DOT_SOURCES, KERNEL_SIZES, KernelFigure, isal_avx512_runs, isal_avx512_status, isal_runs,
+    isal_status, measure_clock_ghz,
 };
 
 use crate::{
@@ -66,6 +67,8 @@ pub struct CodecReport {
     pub clock_ghz: f64,
     /// What the `isal_gbps` figures of `kernels` measure, or why they are absent.
     pub isal: String,
+    /// What the `isal_avx512_gbps` figures of `kernels` measure, or why they are absent.
+    pub isal_avx512: String,
     /// `mul_add` and W-source `dot`, ours beside ISA-L's, per region size.
     pub kernels: Vec<KernelFigure>,
 }
@@ -125,6 +128,7 @@ pub fn measure_codec(
         decode_pps,
         clock_ghz,
         isal: isal_status(),
+        isal_avx512: isal_avx512_status(),
         kernels,
     })
 }
