@@ -34,7 +34,8 @@ pub struct FlowStats {
     /// (`repair_budget.rs`).
     pub repairs_over_budget: u64,
     /// Deficit repairs sent beyond the repair budget because the local TCP was held by the
-    /// peer's window with a whole coding window lost (`SenderHalf::held_repairs`).
+    /// peer's window, or resending old segments only, with a whole coding window lost
+    /// (`SenderHalf::held_repairs`).
     pub held_repairs: u64,
     /// Duplicate NC-ACKs not given to the local TCP: same loss episode as a signal already
     /// given (`SenderHalf::hold_duplicate`).

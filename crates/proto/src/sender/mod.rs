@@ -92,6 +92,9 @@ pub struct SenderHalf {
     tail: Option<Duration>,
     /// What was sent at the previous pause (`tail.rs`).
     pause_mark: SentCounts,
+    /// When the local TCP last sent a new packet, and last resent buffered bytes.
+    last_new_at: Option<Duration>,
+    last_resent_at: Option<Duration>,
 }
 
 impl SenderHalf {
@@ -142,6 +145,8 @@ impl SenderHalf {
             since_pb_burst: 0,
             tail: None,
             pause_mark: SentCounts::default(),
+            last_new_at: None,
+            last_resent_at: None,
         }
         .starting_from(cfg, path)
     }
@@ -260,6 +265,9 @@ impl SenderHalf {
         };
         if outcome.new_index.is_some() {
             cx.stats.packets_buffered += 1;
+            self.last_new_at = Some(cx.now);
+        } else if outcome.touched.is_some() {
+            self.last_resent_at = Some(cx.now);
         }
         if outcome.dropped.is_some() {
             cx.stats.coding_buffer_drops += 1;

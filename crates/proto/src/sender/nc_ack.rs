@@ -292,7 +292,9 @@ impl SenderHalf {
 
     /// Deficit repairs (of `wanted`) that go whatever the repair budget says: while the local
     /// TCP is held by the peer's window ([`SenderHalf::window_held`]) it sends nothing new and,
-    /// its ACKs still advancing, retransmits nothing, so with a coding window's worth of
+    /// its ACKs still advancing, retransmits nothing; after its retransmission timeout it sends
+    /// nothing new and resends a few old segments per round trip
+    /// ([`SenderHalf::resends_only`]); so with a coding window's worth of
     /// degrees of freedom or more missing (a whole window lost, TCP's retransmission-timeout
     /// case) the repairs are the flow's only way forward. Budget-starved by the peer's other
     /// flows, such a flow advanced one segment per round trip (a 100-flow lab straggler,
@@ -302,11 +304,32 @@ impl SenderHalf {
     /// them too, the rule favoured the flows that fill the peer's window fastest (8 flows:
     /// Jain's index 0.95 → 0.92).
     fn held_repairs(&self, cx: &Context<'_>, wanted: u32, delivered: u64) -> u32 {
-        if !self.window_held() || (self.loss.lost_dof as usize) < self.coding_window(cx) {
+        // A TCP resending only gets them while no queue builds: on a full queue (100 short
+        // flows at 10 % loss) its repairs would add to what the queue drops.
+        let crawling = self.resends_only(cx) && !self.repair.queue_building();
+        let held = self.window_held() || crawling;
+        if !held || (self.loss.lost_dof as usize) < self.coding_window(cx) {
             return 0;
         }
         let clocked = (2 * delivered).min(u64::from(MAX_REPAIRS_PER_ACK)) as u32;
         wanted.min(clocked)
+    }
+
+    /// Whether the local TCP resends old segments only: it has sent no new packet for a
+    /// combination round trip and resent buffered bytes within two (the NC-ACK a resent
+    /// segment draws comes a round trip after it), as after its
+    /// retransmission timeout, at a window of a few segments, each answered once the peer
+    /// decodes it (kernel BBR over nc crawled at ten segments a second for half a minute that
+    /// way, docs/lab.md "Kernel BBR over nc, stop 17"). A TCP that has merely sent all it had
+    /// is left to the tail repair and the probe: many short flows ending together would
+    /// otherwise all repair beyond the budget into the queue they overflowed.
+    fn resends_only(&self, cx: &Context<'_>) -> bool {
+        let (Some(new), Some(resent), Some(rtt)) =
+            (self.last_new_at, self.last_resent_at, self.repair.srtt())
+        else {
+            return false;
+        };
+        cx.now.saturating_sub(new) >= rtt && cx.now.saturating_sub(resent) < rtt * 2
     }
 
     /// Whether the peer's window, as the last NC-ACK gave it, leaves the local TCP less than a
