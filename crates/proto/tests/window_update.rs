@@ -236,7 +236,10 @@ impl Wire {
 #[test]
 fn a_flow_held_by_the_window_repairs_a_lost_window_in_a_few_round_trips() {
     // 256 000 bytes: the 186 segments fill the receiving TCP's window.
-    let (took, held) = repair_a_lost_window(250, false, false);
+    let (took, held) = repair_a_lost_window(Case {
+        window: 250,
+        ..Case::default()
+    });
     assert!(held > 0, "repairs beyond the budget counted");
     assert!(took < ms(1_500), "the lost window took {took:?} to repair");
 }
@@ -248,32 +251,88 @@ fn a_flow_held_by_the_window_repairs_a_lost_window_in_a_few_round_trips() {
 /// of a few segments); the repairs again go beyond the budget, clocked by the NC-ACKs.
 #[test]
 fn a_flow_that_resends_only_repairs_a_lost_window_in_a_few_round_trips() {
-    let (took, held) = repair_a_lost_window(1000, true, false);
+    let (took, held) = repair_a_lost_window(Case {
+        resend: true,
+        ..Case::default()
+    });
     assert!(held > 0, "repairs beyond the budget counted");
     // 420 ms; 1.26 s on the budget and the resent segments alone.
     assert!(took < ms(800), "the lost window took {took:?} to repair");
 }
 
 /// The same with a queue building (the round trip grows from 40 to 240 ms from the first
-/// segment after the lost ones on): the repairs stay within the budget, as many flows overflowing one queue
-/// would only add to its drops (docs/engine.md, "A TCP that resends only").
+/// segment after the lost ones on) and another flow to the peer: the repairs stay within the
+/// budget, as many flows overflowing one queue would only add to its drops (docs/engine.md,
+/// "A TCP that resends only"). Alone, the flow is the queue: the repairs go as before.
 #[test]
-fn a_flow_that_resends_only_on_a_building_queue_keeps_to_the_budget() {
-    let (_, held) = repair_a_lost_window(1000, true, true);
+fn a_flow_that_resends_only_on_a_building_queue_keeps_to_the_budget_among_others() {
+    let case = Case {
+        resend: true,
+        queue: true,
+        others: true,
+        ..Case::default()
+    };
+    let (_, held) = repair_a_lost_window(case);
     assert_eq!(
         held, 0,
-        "no repairs beyond the budget into a building queue"
+        "no repairs beyond the budget into a shared building queue"
     );
+    let (_, held) = repair_a_lost_window(Case {
+        others: false,
+        ..case
+    });
+    assert!(held > 0, "alone, the flow repairs beyond the budget");
 }
 
-/// 186 segments, 1 ms apart, with the datagrams of segments 20..170 lost, into a receiving TCP
-/// whose window is `window` << 10 bytes; with `resend`, the segment at the local TCP's last
-/// ACK again every 40 ms from 200 ms after the last one; with `queue`, NC-ACKs 200 ms later
-/// from the first segment after the lost ones on. Returns how long the repair took after the last segment
-/// and the repairs sent beyond the budget.
-fn repair_a_lost_window(window: u16, resend: bool, queue: bool) -> (std::time::Duration, u64) {
+/// A scenario of [`repair_a_lost_window`].
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    /// The receiving TCP's window, << 10 bytes.
+    window: u16,
+    /// The local TCP resends the segment its last ACK asks for every 40 ms, from 200 ms after
+    /// its last segment.
+    resend: bool,
+    /// NC-ACKs 200 ms later from the first segment after the lost ones on.
+    queue: bool,
+    /// Another connection to the peer is open.
+    others: bool,
+}
+
+impl Default for Case {
+    fn default() -> Self {
+        Case {
+            window: 1000,
+            resend: false,
+            queue: false,
+            others: false,
+        }
+    }
+}
+
+/// 186 segments, 1 ms apart, with the datagrams of segments 20..170 lost, as `case` says.
+/// Returns how long the repair took after the last segment and the repairs sent beyond the
+/// budget.
+fn repair_a_lost_window(case: Case) -> (std::time::Duration, u64) {
+    let Case {
+        window,
+        resend,
+        queue,
+        others,
+    } = case;
     let (mut a, mut b) = after_handshake();
     b.handle_local(ms(50), &server_ack(C_ISN + 1, window));
+    if others {
+        let syn = segment(
+            &flows::client_flow(41_000),
+            7,
+            0,
+            TcpFlags::SYN,
+            65_535,
+            &[],
+            &[],
+        );
+        a.handle_local(ms(60), &syn);
+    }
     let (n, lost) = (186u32, 20..170u32);
     let mut wire = Wire::default();
     let mut delivered = std::collections::BTreeSet::new();

@@ -304,9 +304,12 @@ impl SenderHalf {
     /// them too, the rule favoured the flows that fill the peer's window fastest (8 flows:
     /// Jain's index 0.95 → 0.92).
     fn held_repairs(&self, cx: &Context<'_>, wanted: u32, delivered: u64) -> u32 {
-        // A TCP resending only gets them while no queue builds: on a full queue (100 short
-        // flows at 10 % loss) its repairs would add to what the queue drops.
-        let crawling = self.resends_only(cx) && !self.repair.queue_building();
+        // A TCP resending only gets them while no queue builds or while it is the peer's only
+        // flow: on a queue that other flows fill (100 short flows at 10 % loss) its repairs
+        // would add to what the queue drops; alone, it is the queue, and its repairs are
+        // clocked by what it delivers.
+        let alone = cx.out.stats.flows_active <= 1;
+        let crawling = self.resends_only(cx) && (alone || !self.repair.queue_building());
         let held = self.window_held() || crawling;
         if !held || (self.loss.lost_dof as usize) < self.coding_window(cx) {
             return 0;
