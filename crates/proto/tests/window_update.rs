@@ -214,6 +214,17 @@ struct Wire {
 }
 
 impl Wire {
+    /// Hands every datagram due at `now` to its engine.
+    fn deliver(&mut self, a: &mut Engine, b: &mut Engine, now: std::time::Duration) {
+        while let Some(entry) = self.queue.first_entry().filter(|e| e.key().0 <= now) {
+            let (to_b, d) = entry.remove();
+            match to_b {
+                true => b.handle_datagram(now, &d),
+                false => a.handle_datagram(now, &d),
+            }
+        }
+    }
+
     /// Queues what `e` transmitted at `now` (toward B when `to_b`), unless `lose`.
     fn take(&mut self, e: &mut Engine, now: std::time::Duration, to_b: bool, lose: bool) {
         while let Some(d) = e.poll_transmit() {
@@ -309,30 +320,27 @@ impl Default for Case {
     }
 }
 
+/// The engines after the handshake, with the receiving TCP's window and the other flow of
+/// `case`.
+fn open(case: Case) -> (Engine, Engine) {
+    let (mut a, mut b) = after_handshake();
+    b.handle_local(ms(50), &server_ack(C_ISN + 1, case.window));
+    if case.others {
+        let other = flows::client_flow(41_000);
+        a.handle_local(
+            ms(60),
+            &segment(&other, 7, 0, TcpFlags::SYN, 65_535, &[], &[]),
+        );
+    }
+    (a, b)
+}
+
 /// 186 segments, 1 ms apart, with the datagrams of segments 20..170 lost, as `case` says.
 /// Returns how long the repair took after the last segment and the repairs sent beyond the
 /// budget.
 fn repair_a_lost_window(case: Case) -> (std::time::Duration, u64) {
-    let Case {
-        window,
-        resend,
-        queue,
-        others,
-    } = case;
-    let (mut a, mut b) = after_handshake();
-    b.handle_local(ms(50), &server_ack(C_ISN + 1, window));
-    if others {
-        let syn = segment(
-            &flows::client_flow(41_000),
-            7,
-            0,
-            TcpFlags::SYN,
-            65_535,
-            &[],
-            &[],
-        );
-        a.handle_local(ms(60), &syn);
-    }
+    let Case { resend, queue, .. } = case;
+    let (mut a, mut b) = open(case);
     let (n, lost) = (186u32, 20..170u32);
     let mut wire = Wire::default();
     let mut delivered = std::collections::BTreeSet::new();
@@ -367,13 +375,7 @@ fn repair_a_lost_window(case: Case) -> (std::time::Duration, u64) {
             a.handle_local(now, &client_segment((snd_una - C_ISN - 1) / MSS));
             resend_at = now + ms(40);
         }
-        while let Some(entry) = wire.queue.first_entry().filter(|e| e.key().0 <= now) {
-            let (to_b, d) = entry.remove();
-            match to_b {
-                true => b.handle_datagram(now, &d),
-                false => a.handle_datagram(now, &d),
-            }
-        }
+        wire.deliver(&mut a, &mut b, now);
         a.handle_timeout(now);
         b.handle_timeout(now);
         wire.take(&mut a, now, true, false);
