@@ -256,7 +256,7 @@ fn a_flow_held_by_the_window_repairs_a_lost_window_in_a_few_round_trips() {
 }
 
 /// The same loss with the receiving TCP's window wide open (1 MB): the local TCP is not held
-/// by it but, like a TCP after its retransmission timeout (kernel BBR over nc crawled at ten
+/// by it but, like a TCP after its retransmission timeout (kernel BBR over nc crawled at 17
 /// segments a second for half a minute so, docs/lab.md), resends old segments only (the
 /// segment its last ACK asks for, once a round trip, as a TCP in loss recovery with a window
 /// of a few segments); the repairs again go beyond the budget, clocked by the NC-ACKs.

@@ -322,7 +322,7 @@ impl SenderHalf {
     /// combination round trip and resent buffered bytes within two (the NC-ACK a resent
     /// segment draws comes a round trip after it), as after its
     /// retransmission timeout, at a window of a few segments, each answered once the peer
-    /// decodes it (kernel BBR over nc crawled at ten segments a second for half a minute that
+    /// decodes it (kernel BBR over nc crawled at 17 segments a second for half a minute that
     /// way, docs/lab.md "Kernel BBR over nc, stop 17"). A TCP that has merely sent all it had
     /// is left to the tail repair and the probe: many short flows ending together would
     /// otherwise all repair beyond the budget into the queue they overflowed.
