@@ -28,12 +28,12 @@
 
 use std::collections::HashMap;
 
-use tcpnc_wire::FlowId;
+use tcpnc_wire::{AckRepr, FlowId};
 
 use crate::tcp::seq_lt;
 
 /// Pids an NC-ACK's loss bitmap reports before its echo (`docs/wire.md`, NC-ACK).
-const BITMAP_REACH: u32 = 32;
+const BITMAP_REACH: u32 = AckRepr::BITMAP_PIDS;
 
 /// What a replaceable ACK acknowledges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,9 +117,11 @@ impl AckSlots {
             Push::Replaceable(flow, mark) => {
                 self.last.insert(flow, (at, mark));
             }
-            Push::Barrier(flow) => {
+            // (Skipped on an empty map: with coalescing off every ACK is a barrier.)
+            Push::Barrier(flow) if !self.last.is_empty() => {
                 self.last.remove(&flow);
             }
+            Push::Barrier(_) => {}
         }
     }
 

@@ -78,7 +78,7 @@ enum Status {
 const STATUS_RING: usize = 128;
 
 /// Largest judging delay in Pids (the bitmap's reach: a Pid further back is never reported).
-pub const MAX_JUDGE_DELAY: u32 = 32;
+pub const MAX_JUDGE_DELAY: u32 = AckRepr::BITMAP_PIDS;
 
 /// Classified Pids per estimation window of [`LossEstimator::random_loss_rate`].
 pub const WINDOW_PIDS: u64 = 1024;

@@ -26,7 +26,7 @@ pub const PERIOD: Duration = Duration::from_secs(1);
 pub const PERIODS_KEPT: usize = 4;
 
 /// Largest displacement counted (the loss bitmap's reach).
-pub const MAX_DISPLACEMENT: u32 = 32;
+pub const MAX_DISPLACEMENT: u32 = tcpnc_wire::AckRepr::BITMAP_PIDS;
 
 /// The sink's unordering-length meter.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -257,6 +257,9 @@ pub struct AckRepr {
 }
 
 impl AckRepr {
+    /// Pids an NC-ACK reports in its loss bitmap: the 32 before its echo.
+    pub const BITMAP_PIDS: u32 = u32::BITS;
+
     /// The 16-bit flags this ACK encodes to.
     pub fn flags(&self) -> u16 {
         let mut f = 0;
