@@ -207,4 +207,40 @@ mod tests {
         };
         assert!(LabBackend::default().check(&none).is_err());
     }
+
+    /// A stream point is the `tcpnc lab stream` case of its scheme, with a length.
+    #[test]
+    fn stream_points_are_lab_stream_cases() {
+        let stream = |mode, cc, window_policy| Params {
+            mode,
+            cc,
+            workload: crate::params::Workload::Stream,
+            duration_s: Some(6.0),
+            coding: crate::params::PolicyOverrides {
+                window_policy,
+                ..Default::default()
+            },
+            ..Params::default()
+        };
+        let case = |p: &Params| stream_case(p).map(StreamCase::name);
+        let bbr = stream(PathMode::Plain, Cc::Bbr, None);
+        assert_eq!(case(&bbr), Ok("plain-bbr"));
+        assert!(
+            LabBackend::default().check(&bbr).is_ok(),
+            "duration_s sets a stream's length"
+        );
+        let vbnc = stream(PathMode::Nc, Cc::Cubic, Some(WindowPolicy::Vbnc));
+        assert_eq!(case(&vbnc), Ok("nc-vbnc"));
+        assert_eq!(case(&stream(PathMode::Nc, Cc::Reno, None)), Ok("nc-fixed"));
+        let none = stream(PathMode::Plain, Cc::None, None);
+        assert!(LabBackend::default().check(&none).is_err());
+        let bulk = Params {
+            workload: crate::params::Workload::Bulk,
+            ..bbr
+        };
+        assert!(
+            LabBackend::default().check(&bulk).is_err(),
+            "a bulk transfer has no length"
+        );
+    }
 }

@@ -241,41 +241,41 @@ fn stats_json(s: &Stats) -> Value {
     json!({"n": s.n, "mean": f(s.mean), "min": f(s.min), "max": f(s.max), "stddev": f(s.stddev)})
 }
 
+/// One point's summary: the varying keys' values and the statistics of its counted runs
+/// (`stream`: a stream point's columns).
+fn point_json(plan: &Plan, p: &PointSummary) -> Value {
+    let all = p.params.values();
+    let params: serde_json::Map<String, Value> = plan
+        .varying
+        .iter()
+        .map(|k| (k.to_string(), all[*k].clone()))
+        .collect();
+    let stream: serde_json::Map<String, Value> = p
+        .stream
+        .iter()
+        .map(|(c, st)| (c.to_string(), stats_json(st)))
+        .collect();
+    let mut v = json!({
+        "label": p.label,
+        "params": params,
+        "goodput_mbit": stats_json(&p.goodput),
+        "not_counted": p.not_counted,
+        "retransmissions_mean": finite(p.retransmissions),
+        "jain_index_mean": finite(p.jain_index),
+        "dup_acks_mean": finite(p.dup_acks),
+        "fast_retransmits_mean": finite(p.fast_retransmits),
+        "flight_mean_bytes_mean": finite(p.flight_mean_bytes),
+        "decoding_sd_pps_mean": finite(p.decoding_sd_pps),
+    });
+    if !stream.is_empty() {
+        v["stream"] = Value::Object(stream);
+    }
+    v
+}
+
 /// The summary as JSON.
 pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
-    let points: Vec<Value> = s
-        .points
-        .iter()
-        .map(|p| {
-            let all = p.params.values();
-            let params: serde_json::Map<String, Value> = plan
-                .varying
-                .iter()
-                .map(|k| (k.to_string(), all[*k].clone()))
-                .collect();
-            let stream: serde_json::Map<String, Value> = p
-                .stream
-                .iter()
-                .map(|(c, st)| (c.to_string(), stats_json(st)))
-                .collect();
-            let mut v = json!({
-                "label": p.label,
-                "params": params,
-                "goodput_mbit": stats_json(&p.goodput),
-                "not_counted": p.not_counted,
-                "retransmissions_mean": if p.retransmissions.is_finite() { json!(p.retransmissions) } else { Value::Null },
-                "jain_index_mean": if p.jain_index.is_finite() { json!(p.jain_index) } else { Value::Null },
-                "dup_acks_mean": finite(p.dup_acks),
-                "fast_retransmits_mean": finite(p.fast_retransmits),
-                "flight_mean_bytes_mean": finite(p.flight_mean_bytes),
-                "decoding_sd_pps_mean": finite(p.decoding_sd_pps),
-            });
-            if !stream.is_empty() {
-                v["stream"] = Value::Object(stream);
-            }
-            v
-        })
-        .collect();
+    let points: Vec<Value> = s.points.iter().map(|p| point_json(plan, p)).collect();
     let curves: Vec<Value> = s
         .curves
         .iter()
