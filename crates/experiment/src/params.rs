@@ -211,7 +211,7 @@ impl Params {
                 return Ok(());
             }
             return Err(format!(
-                "{} need workload = \"stream\" (this point is a bulk transfer)",
+                "stream keys on a bulk point ({}): set workload = \"stream\"",
                 given.join(", ")
             ));
         }
@@ -226,7 +226,7 @@ impl Params {
         }
         spec.model(SIM_DURATION_S)
             .validate()
-            .map_err(|e| e.to_string())
+            .map_err(|e| format!("the stream (preset, stream_mbit, fps, duration_s): {e}"))
     }
 
     /// Whether this point streams frames (`workload = "stream"`).
