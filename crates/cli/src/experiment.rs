@@ -63,7 +63,7 @@ pub fn run(args: ExperimentArgs) -> Result<()> {
             let plan = Plan::load(&a.plan)?;
             let dir = out_dir(&plan, &a.out);
             let (summary, files) = tcpnc_experiment::finish(&plan, &dir)?;
-            print_curves(&summary);
+            print_curves(&plan, &summary);
             for f in files {
                 println!("wrote {}", f.display());
             }
@@ -97,7 +97,7 @@ fn run_plan(a: &RunArgs) -> Result<()> {
         stop: Some(stop),
     };
     let out = tcpnc_experiment::run_plan(&plan, backend.as_mut(), &opts)?;
-    print_curves(&out.summary);
+    print_curves(&plan, &out.summary);
     eprintln!("{} runs now, {} already done", out.ran, out.skipped);
     for f in &out.files {
         println!("wrote {}", f.display());
@@ -108,21 +108,28 @@ fn run_plan(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_curves(s: &tcpnc_experiment::Summary) {
+/// Each curve's points: goodput, or the plotted column (`[plot] y`): mean, extremes, count,
+/// and the values chosen by `best_over`.
+fn print_curves(plan: &Plan, s: &tcpnc_experiment::Summary) {
+    let y = plan.plot.y.as_deref().filter(|y| *y != "goodput_mbit");
     for c in &s.curves {
-        println!(
-            "{}",
-            if c.series.is_empty() {
-                "goodput"
-            } else {
-                &c.series
-            }
-        );
+        let name = match (c.series.as_str(), y) {
+            ("", None) => "goodput",
+            ("", Some(y)) => y,
+            (series, _) => series,
+        };
+        println!("{name}");
         for p in &c.points {
-            println!(
-                "  x {:>8}  goodput {:>7.3} Mbit/s  min {:>7.3}  max {:>7.3}  n {}  {}",
-                p.x, p.goodput.mean, p.goodput.min, p.goodput.max, p.goodput.n, p.chosen
-            );
+            match y {
+                None => println!(
+                    "  x {:>8}  goodput {:>7.3} Mbit/s  min {:>7.3}  max {:>7.3}  n {}  {}",
+                    p.x, p.goodput.mean, p.goodput.min, p.goodput.max, p.goodput.n, p.chosen
+                ),
+                Some(y) => println!(
+                    "  x {:>8}  {y} {:>9.3}  min {:>9.3}  max {:>9.3}  n {}  {}",
+                    p.x, p.y.mean, p.y.min, p.y.max, p.y.n, p.chosen
+                ),
+            }
         }
     }
 }

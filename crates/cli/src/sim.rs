@@ -8,17 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use tcpnc_sim::run_spec::{RunSpec, summary};
 use tcpnc_sim::stream_run::{StreamSpec, run_stream, stream_json, stream_series, stream_summary};
-use tcpnc_stream::{SIM_DURATION_S, Trace};
-
-/// What the client application does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Workload {
-    /// `--bytes` as fast as TCP takes them (plain or nc, `--mode`).
-    Bulk,
-    /// Video frames at their times (a synthetic trace or `--trace FILE`), plain and nc side by
-    /// side (nc with a fixed window and with VBNC unless `--window-policy` names one).
-    Stream,
-}
+use tcpnc_stream::{SIM_DURATION_S, Trace, Workload};
 
 /// Arguments of `tcpnc sim`.
 #[derive(Debug, Clone, clap::Args)]
@@ -26,8 +16,9 @@ pub struct SimArgs {
     /// The run: path, TCP, transfer and coding policies.
     #[command(flatten)]
     pub spec: RunSpec,
-    /// The workload.
-    #[arg(long, value_enum, default_value_t = Workload::Bulk)]
+    /// The workload. Bulk: plain or nc (`--mode`). Stream: plain and nc side by side (nc with
+    /// a fixed window and with VBNC unless `--window-policy` names one).
+    #[arg(long, value_enum, default_value_t = Workload::default())]
     pub workload: Workload,
     /// The stream (`--workload stream`).
     #[command(flatten)]

@@ -5,7 +5,9 @@ use std::time::Instant;
 use tcpnc_proto::EngineConfig;
 use tcpnc_sim::nc_box::NcBox;
 use tcpnc_sim::run_spec::RunSpec;
+use tcpnc_sim::stream_run::{run_scheme, scheme_name};
 use tcpnc_sim::{SimConfig, SimOutcome};
+use tcpnc_stream::{FrameRecord, SIM_DURATION_S, StreamSummary};
 
 use crate::error::{ExperimentError, Result};
 use crate::params::{CongestionControl as Cc, Params, PathMode};
@@ -47,6 +49,54 @@ pub struct RunRecord {
     /// The run's time series as CSV, columns named by `tcpnc_settings::SeriesColumn` (sim:
     /// `tcpnc sim --series`'s; the runner keeps it when the plan's `[plot] series_y` asks).
     pub series_csv: Option<String>,
+    /// A stream point's frame latency, jitter and stalls (`tcpnc_stream::metrics`).
+    pub stream: Option<StreamSummary>,
+    /// A stream point's every frame, when the runner keeps them for the stream figures.
+    pub frames: Option<Vec<FrameRecord>>,
+}
+
+impl RunRecord {
+    /// A run that measured nothing: `outcome` says why (not counted).
+    pub fn failed(outcome: String, wall_s: f64) -> RunRecord {
+        RunRecord {
+            outcome,
+            counted: false,
+            goodput_mbit: f64::NAN,
+            completion_s: f64::NAN,
+            bytes_delivered: 0,
+            integrity_ok: false,
+            retransmissions: 0,
+            wall_s,
+            jain_index: None,
+            dup_acks: None,
+            fast_retransmits: None,
+            flight_mean_bytes: None,
+            decoding_mean_pps: None,
+            decoding_sd_pps: None,
+            series_csv: None,
+            stream: None,
+            frames: None,
+        }
+    }
+
+    /// A stream run's record: it counts when it ran to its end or its time limit with every
+    /// delivered frame intact (undelivered frames are stalls); its goodput is the stream's.
+    pub fn stream(
+        outcome: &str,
+        ended: bool,
+        summary: StreamSummary,
+        frames: &[FrameRecord],
+        keep: bool,
+    ) -> RunRecord {
+        RunRecord {
+            counted: ended && frames.iter().all(|f| f.arrived_s.is_none() || f.intact),
+            goodput_mbit: summary.goodput_mbit,
+            integrity_ok: summary.intact == summary.frames,
+            stream: Some(summary),
+            frames: keep.then(|| frames.to_vec()),
+            ..RunRecord::failed(outcome.to_string(), 0.0)
+        }
+    }
 }
 
 /// Something that runs points.
@@ -55,10 +105,10 @@ pub trait Backend {
     fn name(&self) -> &'static str;
     /// Whether this backend can run `p` (checked for every point before the first run).
     fn check(&self, p: &Params) -> std::result::Result<(), String>;
-    /// Runs `p` once with `seed`, keeping its time series in the record when `series` (and the
-    /// backend records one). A failed transfer is a record (`counted = false`); an error stops
-    /// the experiment.
-    fn run(&mut self, p: &Params, seed: u64, series: bool) -> Result<RunRecord>;
+    /// Runs `p` once with `seed`, keeping in the record what the figures need when `keep`: a
+    /// bulk run's time series (if the backend records one), a stream run's every frame. A
+    /// failed transfer is a record (`counted = false`); an error stops the experiment.
+    fn run(&mut self, p: &Params, seed: u64, keep: bool) -> Result<RunRecord>;
 }
 
 /// The deterministic simulator ([`tcpnc_sim`]).
@@ -67,14 +117,14 @@ pub struct SimBackend;
 
 /// The simulator run of a point with `seed`, as `tcpnc sim` would state it: a fixed-size
 /// transfer bounded by `timeout_s`, or a session (more bytes than the link can carry, cut at
-/// `duration_s`).
+/// `duration_s`); a stream bounded by `timeout_s` (its bytes are its trace's).
 pub fn run_spec(p: &Params, seed: u64) -> RunSpec {
     let (bytes, max_sim_s) = match p.duration_s {
-        Some(d) => (
+        Some(d) if !p.is_stream() => (
             ((p.path().rate_mbit * 1e6 / 8.0 * d * 1.2) as u64).max(1),
             d,
         ),
-        None => (p.bytes, p.timeout_s),
+        _ => (p.bytes, p.timeout_s),
     };
     RunSpec {
         mode: p.mode,
@@ -138,7 +188,11 @@ impl Backend for SimBackend {
         Ok(())
     }
 
-    fn run(&mut self, p: &Params, seed: u64, series: bool) -> Result<RunRecord> {
+    fn run(&mut self, p: &Params, seed: u64, keep: bool) -> Result<RunRecord> {
+        if p.is_stream() {
+            return run_stream_point(p, seed, keep);
+        }
+        let series = keep;
         let mut cfg = sim_config(p, seed)?;
         cfg.series_interval = Some(tcpnc_sim::series::SERIES_INTERVAL);
         let start = Instant::now();
@@ -184,8 +238,51 @@ impl Backend for SimBackend {
                 .as_ref()
                 .filter(|_| series)
                 .map(|s| s.to_csv()),
+            stream: None,
+            frames: None,
         })
     }
+}
+
+/// A stream point on the simulator: its scheme (plain with its cc, or nc with its window
+/// policy) through `tcpnc sim --workload stream`'s code ([`run_scheme`]), the trace for
+/// `trace_seed` or `seed`, `tcpnc sim`'s 20 s unless `duration_s`.
+fn run_stream_point(p: &Params, seed: u64, keep: bool) -> Result<RunRecord> {
+    let trace = p.trace(seed, SIM_DURATION_S).map_err(sim_error)?;
+    let deadline = p
+        .stream_spec()
+        .deadline()
+        .ok_or_else(|| sim_error("deadline_ms must be >= 0"))?;
+    let cfg = sim_config(p, seed)?;
+    let (scheme, engine) = match p.mode {
+        PathMode::Nc => (
+            scheme_name(p.cc, Some(p.policies().window_policy)),
+            Some(engine_config(p)),
+        ),
+        PathMode::Plain | PathMode::Direct => (scheme_name(p.cc, None), None),
+    };
+    let start = Instant::now();
+    let r = run_scheme(&cfg, &trace, deadline, scheme, engine).map_err(sim_error)?;
+    let ended = matches!(
+        r.report.outcome,
+        SimOutcome::Completed | SimOutcome::TimeLimit
+    );
+    Ok(RunRecord {
+        completion_s: r.report.completion_s,
+        bytes_delivered: r.report.bytes_delivered,
+        retransmissions: r.report.tcp.retransmissions,
+        wall_s: start.elapsed().as_secs_f64(),
+        dup_acks: Some(r.report.tcp.dup_acks_at_sender),
+        fast_retransmits: Some(r.report.tcp.fast_retransmits),
+        flight_mean_bytes: Some(r.report.flight_mean_bytes),
+        ..RunRecord::stream(
+            r.report.outcome.as_str(),
+            ended,
+            r.summary,
+            &r.records,
+            keep,
+        )
+    })
 }
 
 #[cfg(test)]

@@ -10,8 +10,9 @@ use crate::backend::RunRecord;
 use crate::error::{ExperimentError, Result};
 use crate::params::{Params, keys};
 
-/// Result columns after the point, repetition, seed and parameter columns.
-pub const RESULT_COLUMNS: [&str; 14] = [
+/// Result columns after the point, repetition, seed and parameter columns (the last nine
+/// are a stream point's, [`STREAM_COLUMNS`]; empty for a bulk run).
+pub const RESULT_COLUMNS: [&str; 23] = [
     "outcome",
     "counted",
     "goodput_mbit",
@@ -26,6 +27,30 @@ pub const RESULT_COLUMNS: [&str; 14] = [
     "flight_mean_bytes",
     "decoding_mean_pps",
     "decoding_sd_pps",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_max_ms",
+    "jitter_mean_ms",
+    "stalls",
+    "frames",
+    "frames_intact",
+];
+
+/// A stream run's columns (`tcpnc_stream::StreamSummary`): frame latency (ms: mean, median,
+/// 95th and 99th percentile, largest), mean jitter (ms), stalls (frames later than the
+/// deadline or never delivered), frames in the trace and frames delivered intact.
+pub const STREAM_COLUMNS: [&str; 9] = [
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_max_ms",
+    "jitter_mean_ms",
+    "stalls",
+    "frames",
+    "frames_intact",
 ];
 
 /// The result columns that hold no number (the outcome, flags).
@@ -78,6 +103,7 @@ impl Row {
             opt(r.decoding_mean_pps, 2),
             opt(r.decoding_sd_pps, 2),
         ]);
+        cells.extend(stream_cells(r));
         Row { cells }
     }
 
@@ -119,6 +145,26 @@ pub fn run_key(p: &Params, rep: u32, seed: u64) -> Vec<String> {
     k
 }
 
+/// The [`STREAM_COLUMNS`] of a run (empty for a bulk run).
+fn stream_cells(r: &RunRecord) -> Vec<String> {
+    let Some(s) = &r.stream else {
+        return vec![String::new(); STREAM_COLUMNS.len()];
+    };
+    let ms = [
+        s.latency_mean_ms,
+        s.latency_p50_ms,
+        s.latency_p95_ms,
+        s.latency_p99_ms,
+        s.latency_max_ms,
+        s.jitter_mean_ms,
+    ];
+    let counts = [s.stalls, s.frames, s.intact];
+    ms.iter()
+        .map(|v| format!("{v:.3}"))
+        .chain(counts.iter().map(usize::to_string))
+        .collect()
+}
+
 /// A measured number with `digits` decimals, empty when not measured.
 fn opt(x: Option<f64>, digits: usize) -> String {
     x.map(|v| format!("{v:.digits$}")).unwrap_or_default()
@@ -135,11 +181,20 @@ pub struct Journal {
     file: File,
 }
 
-/// Reads the rows of a results CSV (missing file: none). Fails if its header differs.
+/// Reads the rows of a results CSV (missing file: none), in this version's columns. A file
+/// of an earlier version, whose columns are some of this version's (`point`, `rep` and `seed`
+/// among them), is read too: a parameter column it lacks takes the value a point without the
+/// key records (as its runs had: e.g. `workload` = `bulk`), a result column it lacks is empty.
+/// Fails on any other header.
 pub fn read_rows(path: &Path) -> Result<Vec<Row>> {
+    read_journal(path).map(|(rows, _)| rows)
+}
+
+/// [`read_rows`], and whether the file's columns were an earlier version's.
+fn read_journal(path: &Path) -> Result<(Vec<Row>, bool)> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
         Err(e) => return Err(ExperimentError::file(path)(e)),
     };
     let complete = match text.rfind('\n') {
@@ -147,30 +202,50 @@ pub fn read_rows(path: &Path) -> Result<Vec<Row>> {
         None => "",
     };
     let mut lines = complete.lines();
-    let header = columns().join(",");
-    match lines.next() {
-        None => return Ok(Vec::new()),
-        Some(h) if h == header => {}
-        Some(_) => {
-            return Err(ExperimentError::Journal {
-                path: path.to_path_buf(),
-                detail: "its header is not this version's columns".into(),
-            });
-        }
+    let Some(header) = lines.next() else {
+        return Ok((Vec::new(), false));
+    };
+    let bad = |detail: String| ExperimentError::Journal {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let now = columns();
+    let had: Vec<&str> = header.split(',').collect();
+    let known = had.iter().all(|c| now.contains(c)) && had.starts_with(&["point", "rep", "seed"]);
+    if !known {
+        return Err(bad("its header is not this version's columns".into()));
     }
-    let n = columns().len();
+    // Per column of this version: the file's column, or the cell a run without it has.
+    let defaults = Params::default().values();
+    let source: Vec<std::result::Result<usize, String>> = now
+        .iter()
+        .map(|c| match had.iter().position(|h| h == c) {
+            Some(i) => Ok(i),
+            None if keys().contains(c) => Err(crate::params::cell(&defaults[*c])),
+            None => Err(String::new()),
+        })
+        .collect();
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
-        let cells: Vec<String> = line.split(',').map(str::to_string).collect();
-        if cells.len() != n {
-            return Err(ExperimentError::Journal {
-                path: path.to_path_buf(),
-                detail: format!("line {} has {} cells, expected {n}", i + 2, cells.len()),
-            });
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells.len() != had.len() {
+            let n = had.len();
+            return Err(bad(format!(
+                "line {} has {} cells, expected {n}",
+                i + 2,
+                cells.len()
+            )));
         }
+        let cells = source
+            .iter()
+            .map(|s| match s {
+                Ok(i) => cells[*i].to_string(),
+                Err(default) => default.clone(),
+            })
+            .collect();
         rows.push(Row { cells });
     }
-    Ok(rows)
+    Ok((rows, had != now))
 }
 
 impl Journal {
@@ -181,7 +256,17 @@ impl Journal {
         if fresh && path.exists() {
             std::fs::remove_file(path).map_err(ExperimentError::file(path))?;
         }
-        let rows = read_rows(path)?;
+        let (rows, earlier) = read_journal(path)?;
+        if earlier {
+            // An earlier version's file: rewritten in this version's columns, then appended to.
+            let mut text = columns().join(",") + "\n";
+            for r in &rows {
+                text += &(r.cells.join(",") + "\n");
+            }
+            let tmp = path.with_extension("csv.upgrade");
+            std::fs::write(&tmp, text).map_err(ExperimentError::file(&tmp))?;
+            std::fs::rename(&tmp, path).map_err(ExperimentError::file(path))?;
+        }
         if path.exists() {
             let text = std::fs::read(path).map_err(ExperimentError::file(path))?;
             let keep = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);

@@ -1,16 +1,19 @@
 //! The lab backend: kernel TCP through the lab's namespaces, gateways and relay
-//! (`tcpnc-lab`), one topology for the whole plan, created at the first run.
+//! (`tcpnc-lab`), one topology for the whole plan, created at the first run. A stream point is
+//! one case of `tcpnc lab stream` (`tcpnc_lab::stream::run_case`).
 
 use std::time::Instant;
 
 use tcpnc_lab::settings::{PathSettings, PolicyOverrides, TransferSettings};
+use tcpnc_lab::stream::{StreamCase, StreamSettings, run_case};
 use tcpnc_lab::{Lab, guard, measure, progress};
+use tcpnc_stream::LAB_DURATION_S;
 
 use crate::backend::{Backend, RunRecord};
 use crate::error::{ExperimentError, Result};
-use crate::params::Params;
+use crate::params::{CongestionControl as Cc, Params, PathMode, WindowPolicy};
 
-/// Kernel TCP through the lab. Fixed-size transfers only.
+/// Kernel TCP through the lab: fixed-size transfers and streams.
 #[derive(Default)]
 pub struct LabBackend {
     lab: Option<Lab>,
@@ -51,6 +54,19 @@ pub fn lab_settings(p: &Params, seed: u64) -> (PathSettings, PolicyOverrides, Tr
     (path, PolicyOverrides::from(p.policies()), transfer)
 }
 
+/// The `tcpnc lab stream` case of a stream point: plain with its cc, or nc with its window
+/// policy (and its cc as `--nc-cc`).
+pub fn stream_case(p: &Params) -> std::result::Result<StreamCase, String> {
+    match (p.mode, p.cc, p.policies().window_policy) {
+        (PathMode::Nc, _, WindowPolicy::Fixed) => Ok(StreamCase::NcFixed),
+        (PathMode::Nc, _, WindowPolicy::Vbnc) => Ok(StreamCase::NcVbnc),
+        (_, Cc::Reno, _) => Ok(StreamCase::PlainReno),
+        (_, Cc::Cubic, _) => Ok(StreamCase::PlainCubic),
+        (_, Cc::Bbr, _) => Ok(StreamCase::PlainBbr),
+        (_, cc, _) => Err(format!("cc = {cc}: the kernel has reno, cubic and bbr")),
+    }
+}
+
 impl Backend for LabBackend {
     fn name(&self) -> &'static str {
         "lab"
@@ -60,13 +76,19 @@ impl Backend for LabBackend {
         if !p.cc.in_kernel() {
             return Err(format!("cc = {}: the kernel has reno, cubic and bbr", p.cc));
         }
+        if p.is_stream() {
+            return stream_case(p).map(|_| ());
+        }
         if p.duration_s.is_some() {
             return Err("duration_s: the lab measures fixed-size transfers; set bytes".into());
         }
         Ok(())
     }
 
-    fn run(&mut self, p: &Params, seed: u64, _series: bool) -> Result<RunRecord> {
+    fn run(&mut self, p: &Params, seed: u64, keep: bool) -> Result<RunRecord> {
+        if p.is_stream() {
+            return self.run_stream(p, seed, keep);
+        }
         let lab = self.lab()?;
         let (path, coding, t) = lab_settings(p, seed);
         let start = Instant::now();
@@ -88,27 +110,68 @@ impl Backend for LabBackend {
                 decoding_mean_pps: None,
                 decoding_sd_pps: None,
                 series_csv: None,
+                stream: None,
+                frames: None,
             }),
             Err(e) if guard::interrupted() => Err(unavailable(&e)),
             // A transfer that times out or whose processes fail is recorded (not counted)
             // and tried again on resume, like the paper's neglected iterations.
-            Err(e) => Ok(RunRecord {
-                outcome: format!("error: {e}"),
-                counted: false,
-                goodput_mbit: f64::NAN,
-                completion_s: f64::NAN,
-                bytes_delivered: 0,
-                integrity_ok: false,
-                retransmissions: 0,
-                wall_s: start.elapsed().as_secs_f64(),
-                jain_index: None,
-                dup_acks: None,
-                fast_retransmits: None,
-                flight_mean_bytes: None,
-                decoding_mean_pps: None,
-                decoding_sd_pps: None,
-                series_csv: None,
-            }),
+            Err(e) => Ok(RunRecord::failed(
+                format!("error: {e}"),
+                start.elapsed().as_secs_f64(),
+            )),
+        }
+    }
+}
+
+impl LabBackend {
+    /// A stream point: its case of `tcpnc lab stream` on a fresh session, the trace for
+    /// `trace_seed` or `seed` (also the frames' contents, as `tcpnc lab stream --seed`), the
+    /// path seeded by `seed`, `tcpnc lab stream`'s 60 s unless `duration_s`.
+    fn run_stream(&mut self, p: &Params, seed: u64, keep: bool) -> Result<RunRecord> {
+        let bad = |detail: String| ExperimentError::Backend {
+            backend: "lab".into(),
+            detail,
+        };
+        let case = stream_case(p).map_err(bad)?;
+        let trace = p
+            .trace(seed, LAB_DURATION_S)
+            .map_err(|e| bad(e.to_string()))?;
+        let settings = StreamSettings {
+            nc_cc: p.cc,
+            data_seed: p.trace_seed.unwrap_or(seed),
+            deadline: p
+                .stream_spec()
+                .deadline()
+                .ok_or_else(|| bad("deadline_ms must be >= 0".into()))?,
+            timeout_s: p.timeout_s,
+        };
+        let lab = self.lab()?;
+        let file = lab.file("trace", "csv");
+        std::fs::write(&file, trace.to_text()).map_err(ExperimentError::file(&file))?;
+        let path = PathSettings::new(p.path(), seed);
+        let coding = PolicyOverrides::from(p.policies());
+        let start = Instant::now();
+        match run_case(lab, case, &path, &coding, (&trace, &file), &settings) {
+            Ok(r) => {
+                let delivered = r.records.iter().filter(|f| f.arrived_s.is_some());
+                Ok(RunRecord {
+                    integrity_ok: r.integrity_ok,
+                    completion_s: delivered
+                        .clone()
+                        .filter_map(|f| f.arrived_s)
+                        .fold(0.0, f64::max),
+                    bytes_delivered: delivered.map(|f| u64::from(f.size)).sum(),
+                    retransmissions: u64::from(r.tcp_info.total_retrans),
+                    wall_s: start.elapsed().as_secs_f64(),
+                    ..RunRecord::stream("completed", true, r.summary, &r.records, keep)
+                })
+            }
+            Err(e) if guard::interrupted() => Err(unavailable(&e)),
+            Err(e) => Ok(RunRecord::failed(
+                format!("error: {e}"),
+                start.elapsed().as_secs_f64(),
+            )),
         }
     }
 }
@@ -143,5 +206,41 @@ mod tests {
             ..p
         };
         assert!(LabBackend::default().check(&none).is_err());
+    }
+
+    /// A stream point is the `tcpnc lab stream` case of its scheme, with a length.
+    #[test]
+    fn stream_points_are_lab_stream_cases() {
+        let stream = |mode, cc, window_policy| Params {
+            mode,
+            cc,
+            workload: crate::params::Workload::Stream,
+            duration_s: Some(6.0),
+            coding: crate::params::PolicyOverrides {
+                window_policy,
+                ..Default::default()
+            },
+            ..Params::default()
+        };
+        let case = |p: &Params| stream_case(p).map(StreamCase::name);
+        let bbr = stream(PathMode::Plain, Cc::Bbr, None);
+        assert_eq!(case(&bbr), Ok("plain-bbr"));
+        assert!(
+            LabBackend::default().check(&bbr).is_ok(),
+            "duration_s sets a stream's length"
+        );
+        let vbnc = stream(PathMode::Nc, Cc::Cubic, Some(WindowPolicy::Vbnc));
+        assert_eq!(case(&vbnc), Ok("nc-vbnc"));
+        assert_eq!(case(&stream(PathMode::Nc, Cc::Reno, None)), Ok("nc-fixed"));
+        let none = stream(PathMode::Plain, Cc::None, None);
+        assert!(LabBackend::default().check(&none).is_err());
+        let bulk = Params {
+            workload: crate::params::Workload::Bulk,
+            ..bbr
+        };
+        assert!(
+            LabBackend::default().check(&bulk).is_err(),
+            "a bulk transfer has no length"
+        );
     }
 }

@@ -9,7 +9,9 @@
 //! * [`summary`] and [`plot`]: statistics per point and the curves drawn; [`series_plot`]:
 //!   one repetition's time series per point, drawn over time (`[plot] series_y`).
 //! * [`runner`]: the loop tying them together.
-//! * [`stream_plot`]: the figures of a stream run (latency over time, its CDF, jitter).
+//! * [`stream_plot`]: the figures of a stream run (latency over time, its CDF, jitter);
+//!   [`plan_stream_plot`]: those of a plan's stream points (`workload = "stream"`), one curve
+//!   per scheme.
 //!
 //! ```no_run
 //! use tcpnc_experiment::{Plan, RunOptions, SimBackend, run_plan};
@@ -26,6 +28,7 @@ pub mod journal;
 pub mod lab_backend;
 pub mod params;
 pub mod plan;
+pub mod plan_stream_plot;
 pub mod plot;
 pub mod runner;
 pub mod series_plot;
@@ -37,8 +40,8 @@ pub use error::{ExperimentError, Result};
 pub use lab_backend::LabBackend;
 pub use params::{
     CongestionControl, LossPosition, Params, PathMode, PathOverrides, PathSpec, PolicyOverrides,
-    keys,
+    Preset, Workload, keys,
 };
-pub use plan::{AxisScale, BackendKind, Plan, Point};
+pub use plan::{AxisScale, BackendKind, Plan, Point, RunSeeds};
 pub use runner::{Outcome, RunOptions, finish, interrupt_flag, run_plan};
 pub use summary::{Stats, Summary};

@@ -6,8 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use tcpnc_proto::settings::{
     CongestionControl, LossPosition, PathMode, PathOverrides, PathSpec, Policies, PolicyOverrides,
-    Profile, RedundancyPolicy,
+    Profile, RedundancyPolicy, WindowPolicy,
 };
+pub use tcpnc_stream::{Preset, StreamSpec, Workload};
+use tcpnc_stream::{SIM_DURATION_S, Trace, TraceError};
 
 /// One run's settings. Defaults follow §VI of the implementation paper where they apply: its
 /// path ([`PathSpec::paper_experiment`]: 6 Mbit/s, 15 ms, a 5-packet bottleneck queue with the
@@ -43,6 +45,8 @@ pub struct Params {
     /// (lab; `tcpnc lab run --warmup-bytes`); 0: none.
     pub warmup_bytes: u64,
     /// Session length in seconds (sim): send for this long, goodput = bytes read / duration.
+    /// A stream's length (default: `tcpnc sim`'s 20 s on the simulator, `tcpnc lab stream`'s
+    /// 60 s on the lab).
     pub duration_s: Option<f64>,
     /// TCP socket send and receive buffers, KiB (sim).
     pub buffer_kib: usize,
@@ -59,6 +63,21 @@ pub struct Params {
     /// The name of the curve this point belongs to (e.g. a `[[variant]]`'s protocol name):
     /// plots and summaries name the series by it instead of the keys it stands for.
     pub series: Option<String>,
+    /// `bulk` (a transfer of `bytes`, or a `duration_s` session) or `stream` (a frame trace
+    /// written at its times: one scheme per point, plain with `cc` or nc with its
+    /// `window_policy`; `tcpnc sim --workload stream`, `tcpnc lab stream`).
+    pub workload: Workload,
+    /// Stream: the synthetic trace's model (default: [`StreamSpec`]'s, `target`).
+    pub preset: Option<Preset>,
+    /// Stream: mean bit rate of the trace, Mbit/s (default: the preset's).
+    pub stream_mbit: Option<f64>,
+    /// Stream: frames per second (default: the preset's).
+    pub fps: Option<f64>,
+    /// Stream: playout deadline, ms; a later frame is a stall (default: [`StreamSpec`]'s).
+    pub deadline_ms: Option<f64>,
+    /// Stream: seed of the synthetic trace (default: the run's seed, as `tcpnc sim --seed`
+    /// seeds both); fixed, every repetition streams the same frames over other losses.
+    pub trace_seed: Option<u64>,
 }
 
 impl Default for Params {
@@ -80,9 +99,18 @@ impl Default for Params {
             mtu: 1500,
             timeout_s: 600.0,
             series: None,
+            workload: Workload::Bulk,
+            preset: None,
+            stream_mbit: None,
+            fps: None,
+            deadline_ms: None,
+            trace_seed: None,
         }
     }
 }
+
+/// The keys that only a stream point may give (and [`keys`]' last).
+pub const STREAM_KEYS: [&str; 5] = ["preset", "stream_mbit", "fps", "deadline_ms", "trace_seed"];
 
 /// The keys of [`Params`] after the policy keys, in CSV column order.
 const RUN_KEYS: [&str; 11] = [
@@ -110,6 +138,8 @@ pub fn keys() -> &'static [&'static str] {
             .chain(["profile"])
             .chain(PolicyOverrides::KEYS)
             .chain(RUN_KEYS)
+            .chain(["workload"])
+            .chain(STREAM_KEYS)
             .collect()
     });
     &KEYS
@@ -158,11 +188,76 @@ impl Params {
                 tcpnc_lab::settings::MAX_FLOWS
             ));
         }
-        Ok(())
+        self.validate_workload()
+    }
+
+    /// A bulk point gives no stream key; a stream point is one connection with a valid trace
+    /// model and deadline.
+    fn validate_workload(&self) -> Result<(), String> {
+        let given = [
+            self.preset.is_some(),
+            self.stream_mbit.is_some(),
+            self.fps.is_some(),
+            self.deadline_ms.is_some(),
+            self.trace_seed.is_some(),
+        ];
+        let given: Vec<&str> = STREAM_KEYS
+            .iter()
+            .zip(given)
+            .filter_map(|(k, g)| g.then_some(*k))
+            .collect();
+        if !self.is_stream() {
+            if given.is_empty() {
+                return Ok(());
+            }
+            return Err(format!(
+                "stream keys on a bulk point ({}): set workload = \"stream\"",
+                given.join(", ")
+            ));
+        }
+        if self.flows != 1 || self.warmup_bytes != 0 {
+            return Err(
+                "workload = \"stream\" is one connection: flows = 1, no warmup_bytes".into(),
+            );
+        }
+        let spec = self.stream_spec();
+        if spec.deadline().is_none() {
+            return Err(format!("deadline_ms = {} must be >= 0", spec.deadline_ms));
+        }
+        spec.model(SIM_DURATION_S)
+            .validate()
+            .map_err(|e| format!("the stream (preset, stream_mbit, fps, duration_s): {e}"))
+    }
+
+    /// Whether this point streams frames (`workload = "stream"`).
+    pub fn is_stream(&self) -> bool {
+        self.workload == Workload::Stream
+    }
+
+    /// The stream's flags as `tcpnc sim --workload stream` and `tcpnc lab stream` take them:
+    /// the keys given, [`StreamSpec`]'s defaults for the others.
+    pub fn stream_spec(&self) -> StreamSpec {
+        let d = StreamSpec::default();
+        StreamSpec {
+            preset: self.preset.unwrap_or(d.preset),
+            duration_s: self.duration_s,
+            stream_mbit: self.stream_mbit,
+            fps: self.fps,
+            deadline_ms: self.deadline_ms.unwrap_or(d.deadline_ms),
+        }
+    }
+
+    /// The stream's synthetic trace in a run with `seed` (its seed unless `trace_seed`), for
+    /// `default_duration_s` unless `duration_s` gives the length.
+    pub fn trace(&self, seed: u64, default_duration_s: f64) -> Result<Trace, TraceError> {
+        self.stream_spec()
+            .model(default_duration_s)
+            .generate(self.trace_seed.unwrap_or(seed))
     }
 
     /// Every key's value as JSON; the path and policy keys hold what the run used
-    /// ([`Params::path`], [`Params::policies`]), given or not.
+    /// ([`Params::path`], [`Params::policies`]), given or not, and so do a stream point's
+    /// `preset` and `deadline_ms` (its `bytes` are its trace's: none given).
     pub fn values(&self) -> Value {
         let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
         if let Some(o) = v.as_object_mut() {
@@ -170,6 +265,12 @@ impl Params {
                 if let Value::Object(p) = part {
                     o.extend(p);
                 }
+            }
+            if self.is_stream() {
+                let s = self.stream_spec();
+                o.insert("preset".into(), to_json(&s.preset));
+                o.insert("deadline_ms".into(), to_json(&s.deadline_ms));
+                o.insert("bytes".into(), Value::Null);
             }
         }
         v

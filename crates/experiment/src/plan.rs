@@ -7,6 +7,8 @@
 //! backend = "sim"               # or "lab"
 //! repetitions = 4
 //! seed = 1
+//! run_seeds = "mixed"           # repetition k's seed: SplitMix64 of seed and k (default),
+//!                               # or "consecutive": seed + k, as `tcpnc sim --seed` takes it
 //! [fixed]                       # any key of Params
 //! loss = 0.1
 //! [sweep]                       # key = [values]
@@ -25,12 +27,14 @@
 //! best_over = ["window"]        # per series and x, keep the best mean over these keys
 //! x_scale = 1.0                 # x values are multiplied by this (100 = percent)
 //! x_axis = "linear"             # or "log" (file sizes from kB to GB)
+//! y_axis = "linear"             # or "log" (latencies from ms to minutes)
 //! x_label = "R"
 //! y = "fast_retransmits"        # y axis: a numeric result column (default goodput_mbit)
 //! also_y = ["goodput_mbit"]     # more plots of the same runs, `<name>-<column>.png`
 //! series_y = "decoded_pps"      # time series: a column of the run's series CSV (sim), drawn
 //! series_repetition = 0         # over time for this repetition of every point, one figure
-//!                               # per x value, `<name>-series-<x>.png`
+//!                               # per x value, `<name>-series-<x>.png`; stream points: the
+//!                               # repetition whose frames are drawn (`plan_stream_plot.rs`)
 //! ```
 
 use std::collections::BTreeSet;
@@ -40,7 +44,7 @@ use serde::Deserialize;
 use toml::{Table, Value};
 
 use crate::error::{ExperimentError, Result};
-use crate::params::{Params, PathMode, keys};
+use crate::params::{Params, PathMode, STREAM_KEYS, keys};
 
 /// Which backend runs the points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -60,6 +64,17 @@ impl BackendKind {
             BackendKind::Lab => "lab",
         }
     }
+}
+
+/// How a repetition's seed is made from the plan's `seed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunSeeds {
+    /// SplitMix64 of the plan seed and the repetition ([`run_seed`]).
+    #[default]
+    Mixed,
+    /// The plan seed plus the repetition: repetition 0 of `seed = 1` is `tcpnc sim --seed 1`.
+    Consecutive,
 }
 
 /// How an axis maps values to positions.
@@ -85,6 +100,9 @@ pub struct PlotSpec {
     pub x_scale: f64,
     /// Linear or logarithmic x axis (`x_axis = "log"`: Karafillis Table II's sizes).
     pub x_axis: AxisScale,
+    /// Linear or logarithmic y axis (`y_axis = "log"`: latencies from milliseconds to
+    /// minutes, Parejiya Figs. 2–3).
+    pub y_axis: AxisScale,
     /// X axis label (default: the key).
     pub x_label: Option<String>,
     /// The result column on the y axis (a numeric one of `journal::RESULT_COLUMNS`;
@@ -112,6 +130,7 @@ impl Default for PlotSpec {
             best_over: Vec::new(),
             x_scale: 1.0,
             x_axis: AxisScale::Linear,
+            y_axis: AxisScale::Linear,
             x_label: None,
             y: None,
             also_y: Vec::new(),
@@ -134,6 +153,8 @@ struct PlanFile {
     repetitions: u32,
     #[serde(default = "one_u64")]
     seed: u64,
+    #[serde(default)]
+    run_seeds: RunSeeds,
     #[serde(default)]
     fixed: Table,
     #[serde(default)]
@@ -186,6 +207,8 @@ pub struct Plan {
     pub repetitions: u32,
     /// Master seed.
     pub seed: u64,
+    /// How each repetition's seed derives from it ([`Plan::seed_of`]).
+    pub run_seeds: RunSeeds,
     /// Points in expansion order, without duplicates.
     pub points: Vec<Point>,
     /// Keys whose value differs between points (in [`keys()`] order).
@@ -232,7 +255,8 @@ impl Plan {
             p.label = label(&p.params, &varying);
         }
         let x = resolve_x(&file.plot, &varying).map_err(err)?;
-        check_plot(&file.plot, file.repetitions).map_err(err)?;
+        let streams = points.iter().any(|p| p.params.is_stream());
+        check_plot(&file.plot, file.repetitions, streams).map_err(err)?;
         let name = file.name.unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -245,6 +269,7 @@ impl Plan {
             backend: file.backend,
             repetitions: file.repetitions,
             seed: file.seed,
+            run_seeds: file.run_seeds,
             points,
             varying,
             plot: file.plot,
@@ -256,6 +281,14 @@ impl Plan {
     /// Total runs (points × repetitions).
     pub fn total_runs(&self) -> usize {
         self.points.len() * self.repetitions as usize
+    }
+
+    /// The seed of repetition `rep` (the same at every point).
+    pub fn seed_of(&self, rep: u32) -> u64 {
+        match self.run_seeds {
+            RunSeeds::Mixed => run_seed(self.seed, rep),
+            RunSeeds::Consecutive => self.seed.wrapping_add(u64::from(rep)),
+        }
     }
 }
 
@@ -349,8 +382,9 @@ fn sweep_axes(
 }
 
 /// `best_over` names keys, `x_scale` is positive, the y columns exist, and `series_y` names a
-/// series column of a repetition the plan runs.
-fn check_plot(plot: &PlotSpec, repetitions: u32) -> std::result::Result<(), String> {
+/// series column; with it or with stream points (`streams`), `series_repetition` is a
+/// repetition the plan runs.
+fn check_plot(plot: &PlotSpec, repetitions: u32, streams: bool) -> std::result::Result<(), String> {
     for k in &plot.best_over {
         if !keys().contains(&k.as_str()) {
             return Err(format!("[plot] best_over: unknown key `{k}`"));
@@ -379,12 +413,12 @@ fn check_plot(plot: &PlotSpec, repetitions: u32) -> std::result::Result<(), Stri
                 names.join(", ")
             ));
         }
-        if plot.series_repetition >= repetitions {
-            return Err(format!(
-                "[plot] series_repetition = {} but the plan runs repetitions 0..{repetitions}",
-                plot.series_repetition
-            ));
-        }
+    }
+    if (plot.series_y.is_some() || streams) && plot.series_repetition >= repetitions {
+        return Err(format!(
+            "[plot] series_repetition = {} but the plan runs repetitions 0..{repetitions}",
+            plot.series_repetition
+        ));
     }
     Ok(())
 }
@@ -430,11 +464,12 @@ fn cartesian(axes: &[(&'static str, Vec<Value>)]) -> Vec<Vec<(&'static str, Valu
 }
 
 /// Keys whose value differs between the points where the key matters (an nc-only key is
-/// compared among nc points only, so plain points do not make the nc policies "vary").
+/// compared among nc points only, so plain points do not make the nc policies "vary"; a
+/// stream key among stream points only).
 fn varying_keys(points: &[Point]) -> Vec<&'static str> {
-    let cells: Vec<(bool, Vec<String>)> = points
+    let cells: Vec<(&Params, Vec<String>)> = points
         .iter()
-        .map(|p| (p.params.mode == PathMode::Nc, p.params.cells()))
+        .map(|p| (&p.params, p.params.cells()))
         .collect();
     keys()
         .iter()
@@ -442,7 +477,7 @@ fn varying_keys(points: &[Point]) -> Vec<&'static str> {
         .filter(|(i, k)| {
             let mut relevant = cells
                 .iter()
-                .filter(|(nc, _)| *nc || !nc_only(k))
+                .filter(|(p, _)| matters(p, k))
                 .map(|(_, c)| &c[*i]);
             match relevant.next() {
                 Some(first) => relevant.any(|c| c != first),
@@ -459,13 +494,25 @@ pub fn nc_only(key: &str) -> bool {
         || crate::params::PolicyOverrides::KEYS.contains(&key)
 }
 
-/// `key=value` of `keys`, space separated (mode and cc bare; nc-only keys left out of a
-/// plain point's label).
+/// Whether `key` matters for point `p`: not an nc-only key of a plain point, nor a stream key
+/// of a bulk point, nor `bytes` of a stream point (its trace's).
+pub fn matters(p: &Params, key: &str) -> bool {
+    let stream_key = STREAM_KEYS.contains(&key);
+    (p.mode == PathMode::Nc || !nc_only(key))
+        && if p.is_stream() {
+            key != "bytes"
+        } else {
+            !stream_key
+        }
+}
+
+/// `key=value` of `keys`, space separated (mode and cc bare; keys that do not matter for the
+/// point, [`matters`], left out).
 pub fn label(p: &Params, shown: &[&str]) -> String {
     let cells = p.cells();
     shown
         .iter()
-        .filter(|k| p.mode == PathMode::Nc || !nc_only(k))
+        .filter(|k| matters(p, k))
         .filter_map(|k| keys().iter().position(|x| x == k).map(|i| (*k, &cells[i])))
         .map(|(k, v)| match k {
             "mode" | "cc" | "series" => v.clone(),
@@ -476,7 +523,7 @@ pub fn label(p: &Params, shown: &[&str]) -> String {
         .join(" ")
 }
 
-const NUMERIC: [&str; 16] = [
+const NUMERIC: [&str; 19] = [
     "loss",
     "reverse_loss",
     "burst",
@@ -493,6 +540,9 @@ const NUMERIC: [&str; 16] = [
     "buffer_kib",
     "ack_delay_ms",
     "mtu",
+    "stream_mbit",
+    "fps",
+    "deadline_ms",
 ];
 
 fn resolve_x(

@@ -63,6 +63,8 @@ struct Extent {
     xmin: f64,
     xmax: f64,
     pad: f64,
+    /// The smallest positive y drawn (a logarithmic y axis starts a decade at or below it).
+    ymin_positive: f64,
     ymax: f64,
     /// The path rate, when every point has the same one.
     rate: Option<f64>,
@@ -85,19 +87,33 @@ fn extent(plan: &Plan, s: &Summary) -> Extent {
     let rate = (plan.plot.y.is_none() && !plan.varying.contains(&"rate_mbit"))
         .then(|| plan.points[0].params.path().rate_mbit);
     let ymax_data = pts
+        .clone()
         .filter_map(|p| p.y.max.is_finite().then_some(p.y.max))
         .fold(0.0f64, f64::max);
+    let ymin_positive = pts
+        .filter(|p| p.y.n > 0)
+        .map(|p| p.y.min)
+        .filter(|y| y.is_finite() && *y > 0.0)
+        .fold(f64::INFINITY, f64::min);
     Extent {
         xmin,
         xmax,
         pad: ((xmax - xmin) * 0.05).max(xmax.abs() * 0.02).max(1e-3),
+        ymin_positive,
         ymax: rate.unwrap_or(0.0).max(ymax_data) * 1.15 + 1e-6,
         rate,
     }
 }
 
-type Chart<'a, DB, X> =
-    ChartContext<'a, DB, Cartesian2d<X, tcpnc_plot::plotters::coord::types::RangedCoordf64>>;
+type Chart<'a, DB, X, Y> = ChartContext<'a, DB, Cartesian2d<X, Y>>;
+
+/// Builds the chart with the plan's x and y scales, then [`draw_on`] it.
+macro_rules! draw_with {
+    ($builder:expr, $e:expr, $xr:expr, $yr:expr, $plan:expr, $s:expr, $x:expr) => {{
+        let chart = $builder.build_cartesian_2d($xr, $yr).map_err($e)?;
+        draw_on(chart, $plan, $s, $x)?;
+    }};
+}
 
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -116,30 +132,34 @@ where
         .margin(18)
         .x_label_area_size(48)
         .y_label_area_size(60);
-    match plan.plot.x_axis {
-        AxisScale::Linear => {
-            let range = x.xmin - x.pad..x.xmax + x.pad;
-            let chart = builder.build_cartesian_2d(range, 0f64..x.ymax).map_err(e)?;
-            draw_on(chart, plan, s, &x)?;
+    if plan.plot.x_axis == AxisScale::Log && x.xmin <= 0.0 {
+        return Err(format!(
+            "[plot] x_axis = \"log\" needs x > 0 (the smallest x is {})",
+            x.xmin
+        ));
+    }
+    if plan.plot.y_axis == AxisScale::Log && !x.ymin_positive.is_finite() {
+        return Err("[plot] y_axis = \"log\" needs a y > 0".into());
+    }
+    let x_lin = x.xmin - x.pad..x.xmax + x.pad;
+    let x_log = (x.xmin / 1.5..x.xmax * 1.5).log_scale();
+    let y_lin = 0f64..x.ymax;
+    // From the power of ten at or below the smallest y (plotters labels from the first one).
+    let y_log = (10f64.powf(x.ymin_positive.log10().floor())..x.ymax * 1.5).log_scale();
+    match (plan.plot.x_axis, plan.plot.y_axis) {
+        (AxisScale::Linear, AxisScale::Linear) => {
+            draw_with!(builder, e, x_lin, y_lin, plan, s, &x)
         }
-        AxisScale::Log => {
-            if x.xmin <= 0.0 {
-                return Err(format!(
-                    "[plot] x_axis = \"log\" needs x > 0 (the smallest x is {})",
-                    x.xmin
-                ));
-            }
-            let range = (x.xmin / 1.5..x.xmax * 1.5).log_scale();
-            let chart = builder.build_cartesian_2d(range, 0f64..x.ymax).map_err(e)?;
-            draw_on(chart, plan, s, &x)?;
-        }
+        (AxisScale::Log, AxisScale::Linear) => draw_with!(builder, e, x_log, y_lin, plan, s, &x),
+        (AxisScale::Linear, AxisScale::Log) => draw_with!(builder, e, x_lin, y_log, plan, s, &x),
+        (AxisScale::Log, AxisScale::Log) => draw_with!(builder, e, x_log, y_log, plan, s, &x),
     }
     root.present().map_err(e)
 }
 
-/// Draws the mesh, the link limit (x = loss) and every curve on a chart of either x scale.
-fn draw_on<'a, DB, X>(
-    mut chart: Chart<'a, DB, X>,
+/// Draws the mesh, the link limit (x = loss) and every curve on a chart of any scales.
+fn draw_on<'a, DB, X, Y>(
+    mut chart: Chart<'a, DB, X, Y>,
     plan: &Plan,
     s: &Summary,
     x: &Extent,
@@ -148,6 +168,7 @@ where
     DB: DrawingBackend + 'a,
     DB::ErrorType: 'static,
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let x_desc = plan
@@ -206,15 +227,18 @@ where
 
 /// One series: the line of means, a dot per point, min-max bars over repetitions and, with
 /// `best_over`, the chosen values above each point.
-fn draw_curve<'a, DB: DrawingBackend + 'a, X: Ranged<ValueType = f64>>(
-    chart: &mut Chart<'a, DB, X>,
+fn draw_curve<'a, DB, X, Y>(
+    chart: &mut Chart<'a, DB, X, Y>,
     c: &Curve,
     color: RGBColor,
     chosen_labels: bool,
     ymax: f64,
 ) -> std::result::Result<(), String>
 where
+    DB: DrawingBackend + 'a,
     DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
 {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let line: Vec<(f64, f64)> = c

@@ -13,7 +13,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::backend::Backend;
 use crate::error::{ExperimentError, Result};
 use crate::journal::{Journal, Row, read_rows, run_key};
-use crate::plan::{Plan, run_seed};
+use crate::plan::Plan;
+use crate::plan_stream_plot::{keep_frames, scheme, write_plan_stream_plots};
 use crate::plot::write_plots;
 use crate::series_plot::{keep_series, write_series_plots};
 use crate::summary::{Summary, summarize, write_summary};
@@ -110,7 +111,7 @@ pub fn run_plan(plan: &Plan, backend: &mut dyn Backend, opts: &RunOptions) -> Re
     pb.set_prefix(format!("{} ({})", plan.name, plan.backend.name()));
     let (mut ran, mut skipped, mut interrupted) = (0, 0, false);
     'outer: for rep in 0..plan.repetitions {
-        let seed = run_seed(plan.seed, rep);
+        let seed = plan.seed_of(rep);
         for pt in &plan.points {
             if done.contains(&run_key(&pt.params, rep, seed)) {
                 skipped += 1;
@@ -122,14 +123,23 @@ pub fn run_plan(plan: &Plan, backend: &mut dyn Backend, opts: &RunOptions) -> Re
                 break 'outer;
             }
             pb.set_message(format!("rep {rep} {}", pt.label));
-            let series = plan.plot.series_y.is_some() && rep == plan.plot.series_repetition;
-            let rec = backend.run(&pt.params, seed, series)?;
-            if let (true, Some(csv)) = (series, &rec.series_csv) {
+            // What the figures draw: one repetition's time series or frames.
+            let keep = (plan.plot.series_y.is_some() || pt.params.is_stream())
+                && rep == plan.plot.series_repetition;
+            let rec = backend.run(&pt.params, seed, keep)?;
+            if let Some(csv) = rec.series_csv.as_ref().filter(|_| keep) {
                 keep_series(&opts.out_dir, &pt.label, csv)?;
             }
+            if let Some(frames) = rec.frames.as_ref().filter(|_| keep) {
+                keep_frames(&opts.out_dir, &pt.label, &scheme(&pt.params), frames)?;
+            }
+            let measured = match &rec.stream {
+                Some(s) => format!("p95 {:>9.1} ms", s.latency_p95_ms),
+                None => format!("{:>8.3} Mbit/s", rec.goodput_mbit),
+            };
             pb.println(format!(
-                "rep {rep} {:<40} {:>8.3} Mbit/s  {}",
-                pt.label, rec.goodput_mbit, rec.outcome
+                "rep {rep} {:<40} {measured}  {}",
+                pt.label, rec.outcome
             ));
             journal.append(&Row::new(&pt.label, rep, seed, &pt.params, &rec))?;
             ran += 1;
@@ -149,8 +159,9 @@ pub fn run_plan(plan: &Plan, backend: &mut dyn Backend, opts: &RunOptions) -> Re
 }
 
 /// Summarises and plots what `<out>/runs.csv` holds for `plan`; returns the summary and the
-/// files written (summary, PNG, SVG, a PNG and SVG per `[plot] also_y` column, and with
-/// `[plot] series_y` one per x value of the kept time series).
+/// files written (summary, PNG, SVG, a PNG and SVG per `[plot] also_y` column, with
+/// `[plot] series_y` one per x value of the kept time series, and the stream figures of the
+/// kept frames of stream points).
 pub fn finish(plan: &Plan, out_dir: &Path) -> Result<(Summary, Vec<PathBuf>)> {
     let rows = read_rows(&out_dir.join(CSV))?;
     let summary = summarize(plan, &rows);
@@ -159,6 +170,7 @@ pub fn finish(plan: &Plan, out_dir: &Path) -> Result<(Summary, Vec<PathBuf>)> {
     let mut files = vec![json];
     files.extend(write_plots(plan, &summary, out_dir, &plan.name)?);
     files.extend(write_series_plots(plan, &summary, out_dir)?);
+    files.extend(write_plan_stream_plots(plan, out_dir)?);
     // `[plot] also_y`: the same curves with another result column, `<name>-<column>.png`.
     for y in &plan.plot.also_y {
         let mut other = plan.clone();

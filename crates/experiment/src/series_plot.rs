@@ -32,7 +32,7 @@ pub fn series_columns() -> Vec<&'static str> {
 }
 
 /// A file-name form of `s`: letters, digits, `.` and `-` kept, anything else `_`.
-fn slug(s: &str) -> String {
+pub(crate) fn slug(s: &str) -> String {
     let out: String = s
         .chars()
         .map(|c| match c {

@@ -135,10 +135,22 @@ impl Figure for StreamFigure<'_> {
     }
 }
 
-/// Writes the three figures of `cases` (name, every frame) into `dir`; returns the files.
+/// Writes the three figures of `cases` (name, every frame) into `dir` as `stream-latency`,
+/// `stream-latency-cdf` and `stream-jitter` (PNG and SVG); returns the files.
 pub fn write_stream_plots(
     cases: &[(&str, &[FrameRecord])],
     dir: &Path,
+    title: &str,
+) -> Result<Vec<PathBuf>> {
+    write_stream_figures(cases, dir, ("", ""), title)
+}
+
+/// [`write_stream_plots`] with each file's stem between `prefix` and `suffix` (an experiment
+/// plan's figures: `<name>-stream-latency-<group>`).
+pub fn write_stream_figures(
+    cases: &[(&str, &[FrameRecord])],
+    dir: &Path,
+    (prefix, suffix): (&str, &str),
     title: &str,
 ) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -148,12 +160,13 @@ pub fn write_stream_plots(
         Kind::JitterOverTime,
     ] {
         let fig = StreamFigure { kind, cases, title };
-        files.extend(write_png_and_svg(&fig, dir, kind.stem()).map_err(|e| {
-            ExperimentError::Plot {
+        let stem = format!("{prefix}{}{suffix}", kind.stem());
+        files.extend(
+            write_png_and_svg(&fig, dir, &stem).map_err(|e| ExperimentError::Plot {
                 path: e.path,
                 detail: e.detail,
-            }
-        })?);
+            })?,
+        );
     }
     Ok(files)
 }

@@ -8,10 +8,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::{ExperimentError, Result};
-use crate::journal::Row;
-use crate::params::{Params, PathMode, keys};
-use crate::plan::nc_only;
-use crate::plan::{Plan, Point, label};
+use crate::journal::{Row, STREAM_COLUMNS};
+use crate::params::{Params, keys};
+use crate::plan::{Plan, Point, label, matters};
 
 /// Mean, extremes, sample standard deviation and count of some values.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -82,6 +81,8 @@ pub struct PointSummary {
     pub decoding_sd_pps: f64,
     /// The plan's y column (`[plot] y`, default goodput) over counted runs.
     pub y: Stats,
+    /// A stream point's columns ([`STREAM_COLUMNS`]) over counted runs (empty: a bulk point).
+    pub stream: Vec<(&'static str, Stats)>,
 }
 
 /// One point of a curve.
@@ -153,6 +154,14 @@ fn point_summary(plan: &Plan, rows: &[&Row], pt: &Point) -> PointSummary {
         flight_mean_bytes: Stats::of(&column("flight_mean_bytes")).mean,
         decoding_sd_pps: Stats::of(&column("decoding_sd_pps")).mean,
         y: Stats::of(&column(plan.plot.y.as_deref().unwrap_or("goodput_mbit"))),
+        stream: if pt.params.is_stream() {
+            STREAM_COLUMNS
+                .iter()
+                .map(|c| (*c, Stats::of(&column(c))))
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -232,32 +241,41 @@ fn stats_json(s: &Stats) -> Value {
     json!({"n": s.n, "mean": f(s.mean), "min": f(s.min), "max": f(s.max), "stddev": f(s.stddev)})
 }
 
+/// One point's summary: the varying keys' values and the statistics of its counted runs
+/// (`stream`: a stream point's columns).
+fn point_json(plan: &Plan, p: &PointSummary) -> Value {
+    let all = p.params.values();
+    let params: serde_json::Map<String, Value> = plan
+        .varying
+        .iter()
+        .map(|k| (k.to_string(), all[*k].clone()))
+        .collect();
+    let stream: serde_json::Map<String, Value> = p
+        .stream
+        .iter()
+        .map(|(c, st)| (c.to_string(), stats_json(st)))
+        .collect();
+    let mut v = json!({
+        "label": p.label,
+        "params": params,
+        "goodput_mbit": stats_json(&p.goodput),
+        "not_counted": p.not_counted,
+        "retransmissions_mean": finite(p.retransmissions),
+        "jain_index_mean": finite(p.jain_index),
+        "dup_acks_mean": finite(p.dup_acks),
+        "fast_retransmits_mean": finite(p.fast_retransmits),
+        "flight_mean_bytes_mean": finite(p.flight_mean_bytes),
+        "decoding_sd_pps_mean": finite(p.decoding_sd_pps),
+    });
+    if !stream.is_empty() {
+        v["stream"] = Value::Object(stream);
+    }
+    v
+}
+
 /// The summary as JSON.
 pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
-    let points: Vec<Value> = s
-        .points
-        .iter()
-        .map(|p| {
-            let all = p.params.values();
-            let params: serde_json::Map<String, Value> = plan
-                .varying
-                .iter()
-                .map(|k| (k.to_string(), all[*k].clone()))
-                .collect();
-            json!({
-                "label": p.label,
-                "params": params,
-                "goodput_mbit": stats_json(&p.goodput),
-                "not_counted": p.not_counted,
-                "retransmissions_mean": if p.retransmissions.is_finite() { json!(p.retransmissions) } else { Value::Null },
-                "jain_index_mean": if p.jain_index.is_finite() { json!(p.jain_index) } else { Value::Null },
-                "dup_acks_mean": finite(p.dup_acks),
-                "fast_retransmits_mean": finite(p.fast_retransmits),
-                "flight_mean_bytes_mean": finite(p.flight_mean_bytes),
-                "decoding_sd_pps_mean": finite(p.decoding_sd_pps),
-            })
-        })
-        .collect();
+    let points: Vec<Value> = s.points.iter().map(|p| point_json(plan, p)).collect();
     let curves: Vec<Value> = s
         .curves
         .iter()
@@ -273,22 +291,18 @@ pub fn summary_json(plan: &Plan, s: &Summary) -> Value {
             })
         })
         .collect();
-    // A fixed key's value from the first point where it matters (nc-only keys: an nc point).
-    let first = plan.points[0].params.values();
-    let first_nc = plan
-        .points
-        .iter()
-        .find(|p| p.params.mode == PathMode::Nc)
-        .map(|p| p.params.values());
+    // A fixed key's value from the first point where it matters (nc-only keys: an nc point,
+    // stream keys: a stream point), else the first point's.
     let fixed: serde_json::Map<String, Value> = keys()
         .iter()
         .filter(|k| !plan.varying.contains(k))
         .map(|k| {
-            let v = match &first_nc {
-                Some(nc) if nc_only(k) => nc,
-                _ => &first,
-            };
-            (k.to_string(), v[*k].clone())
+            let p = plan
+                .points
+                .iter()
+                .find(|p| matters(&p.params, k))
+                .unwrap_or(&plan.points[0]);
+            (k.to_string(), p.params.values()[*k].clone())
         })
         .collect();
     json!({

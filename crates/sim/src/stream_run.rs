@@ -6,10 +6,12 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tcpnc_proto::settings::{Policies, WindowPolicy};
+use tcpnc_proto::EngineConfig;
+use tcpnc_proto::settings::{CongestionControl, Policies, WindowPolicy};
 pub use tcpnc_stream::StreamSpec;
 use tcpnc_stream::{FrameRecord, SIM_DURATION_S, StreamSummary, Trace, series_csv, summarize};
 
+use crate::config::SimConfig;
 use crate::nc_box::NcBox;
 use crate::report::SimReport;
 use crate::run_spec::{RunSpec, RunSpecError};
@@ -28,10 +30,19 @@ pub struct SchemeResult {
     pub summary: StreamSummary,
 }
 
+/// A scheme's name: `plain-<cc>` for plain TCP, `nc-<window policy>` for TCP/NC (`None`:
+/// plain).
+pub fn scheme_name(cc: CongestionControl, window_policy: Option<WindowPolicy>) -> String {
+    match window_policy {
+        None => format!("plain-{cc}"),
+        Some(w) => format!("nc-{w}"),
+    }
+}
+
 /// The schemes of a stream run: plain, then nc with each window policy (the one given, or
 /// fixed and vbnc).
 fn schemes(spec: &RunSpec) -> Vec<(String, Option<Policies>)> {
-    let mut out = vec![(format!("plain-{}", spec.cc), None)];
+    let mut out = vec![(scheme_name(spec.cc, None), None)];
     let given = spec.policies.window_policy;
     for w in [WindowPolicy::Fixed, WindowPolicy::Vbnc] {
         if given.is_none_or(|g| g == w) {
@@ -39,46 +50,64 @@ fn schemes(spec: &RunSpec) -> Vec<(String, Option<Policies>)> {
                 window_policy: w,
                 ..spec.policies()
             };
-            out.push((format!("nc-{w}"), Some(p)));
+            out.push((scheme_name(spec.cc, Some(w)), Some(p)));
         }
     }
     out
 }
 
 /// Streams `trace` over `spec`'s path with every scheme (same seeds: same losses per scheme
-/// position in the link's random stream, same frame contents).
+/// position in the link's random stream, same frame contents), each by [`run_scheme`].
 pub fn run_stream(
     spec: &RunSpec,
     trace: &Trace,
     deadline: Duration,
 ) -> Result<Vec<SchemeResult>, RunSpecError> {
-    let mut cfg = spec.sim_config()?;
-    cfg.bytes = trace.bytes();
-    let mut out = Vec::new();
-    for (scheme, policies) in schemes(spec) {
-        let mut app = StreamWorkload::new(trace.clone(), spec.seed ^ 0x5EED_F4A3E5);
-        let report = match policies {
-            None => crate::run_workload(
-                &cfg,
-                &mut app,
-                &mut crate::PassThrough::raw(),
-                &mut crate::PassThrough::raw(),
-            )?,
-            Some(p) => {
-                let (mut c, mut s) = NcBox::pair(spec.engine_config_with(&p), spec.seed)?;
-                crate::run_workload(&cfg, &mut app, &mut c, &mut s)?
-            }
-        };
-        let records = app.records();
-        let summary = summarize(&records, deadline);
-        out.push(SchemeResult {
-            scheme,
-            report,
-            records,
-            summary,
-        });
-    }
-    Ok(out)
+    let cfg = spec.sim_config()?;
+    schemes(spec)
+        .into_iter()
+        .map(|(scheme, policies)| {
+            let engine = policies.map(|p| spec.engine_config_with(&p));
+            run_scheme(&cfg, trace, deadline, scheme, engine)
+        })
+        .collect()
+}
+
+/// Streams `trace` once over `cfg`'s path (its bytes replaced by the trace's): plain TCP
+/// without `engine`, TCP/NC with it. `cfg`'s seed drives the link, the frames' contents and
+/// the coding; `scheme` names the result. An experiment plan's stream point is one call.
+pub fn run_scheme(
+    cfg: &SimConfig,
+    trace: &Trace,
+    deadline: Duration,
+    scheme: String,
+    engine: Option<EngineConfig>,
+) -> Result<SchemeResult, RunSpecError> {
+    let cfg = SimConfig {
+        bytes: trace.bytes(),
+        ..cfg.clone()
+    };
+    let mut app = StreamWorkload::new(trace.clone(), cfg.seed ^ 0x5EED_F4A3E5);
+    let report = match engine {
+        None => crate::run_workload(
+            &cfg,
+            &mut app,
+            &mut crate::PassThrough::raw(),
+            &mut crate::PassThrough::raw(),
+        )?,
+        Some(e) => {
+            let (mut c, mut s) = NcBox::pair(e, cfg.seed)?;
+            crate::run_workload(&cfg, &mut app, &mut c, &mut s)?
+        }
+    };
+    let records = app.records();
+    let summary = summarize(&records, deadline);
+    Ok(SchemeResult {
+        scheme,
+        report,
+        records,
+        summary,
+    })
 }
 
 /// The run as one JSON object: the trace, each scheme's summary and counters, and `config`

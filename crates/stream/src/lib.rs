@@ -5,7 +5,8 @@
 //! * [`trace`]: a frame trace ([`Trace`]), a seeded synthetic MPEG-4-like VBR generator
 //!   ([`TraceModel`], with presets shaped like the paper's Table I) and a text file format.
 //! * [`metrics`]: per-frame records and their summary ([`StreamSummary`]).
-//! * [`spec`]: the stream's flags ([`StreamSpec`]), shared by `tcpnc sim` and `tcpnc lab stream`.
+//! * [`spec`]: the stream's flags ([`StreamSpec`]), shared by `tcpnc sim`, `tcpnc lab stream`
+//!   and experiment plans, and the choice of workload ([`Workload`]).
 //!
 //! Sans-IO like the protocol core: times are passed in, randomness is a seed; the simulator
 //! (`tcpnc sim --workload stream`) and the lab (`tcpnc lab stream`) drive it. It is its own
@@ -16,6 +17,8 @@ pub mod metrics;
 pub mod spec;
 pub mod trace;
 
-pub use metrics::{FrameRecord, StreamSummary, jitters, series_csv, summarize};
-pub use spec::{LAB_DURATION_S, SIM_DURATION_S, StreamSpec};
+pub use metrics::{
+    FrameRecord, SeriesError, StreamSummary, jitters, parse_series_csv, series_csv, summarize,
+};
+pub use spec::{DEFAULT_DEADLINE_MS, LAB_DURATION_S, SIM_DURATION_S, StreamSpec, Workload};
 pub use trace::{Frame, FrameType, Preset, Trace, TraceError, TraceModel, TraceSummary};

@@ -178,7 +178,8 @@ pub fn summarize(records: &[FrameRecord], deadline: Duration) -> StreamSummary {
 pub fn series_csv(scheme: &str, records: &[FrameRecord], header: bool) -> String {
     let mut s = String::new();
     if header {
-        s.push_str("scheme,frame,size,sent_s,arrived_s,latency_ms,jitter_ms,intact\n");
+        s.push_str(SERIES_HEADER);
+        s.push('\n');
     }
     let opt = |v: Option<f64>, digits: usize| v.map_or(String::new(), |x| format!("{x:.digits$}"));
     for (r, j) in records.iter().zip(jitters(records)) {
@@ -195,6 +196,56 @@ pub fn series_csv(scheme: &str, records: &[FrameRecord], header: bool) -> String
         );
     }
     s
+}
+
+/// The header of [`series_csv`].
+const SERIES_HEADER: &str = "scheme,frame,size,sent_s,arrived_s,latency_ms,jitter_ms,intact";
+
+/// A per-frame CSV that [`parse_series_csv`] cannot read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("frame series line {line}: {why}")]
+pub struct SeriesError {
+    /// The line (1 = the header).
+    pub line: usize,
+    /// What is wrong.
+    pub why: String,
+}
+
+/// Reads what [`series_csv`] wrote back into (scheme, frame) pairs; the derived columns
+/// (latency, jitter) are not read, and times keep the file's microseconds.
+pub fn parse_series_csv(text: &str) -> Result<Vec<(String, FrameRecord)>, SeriesError> {
+    let mut lines = text.lines().enumerate();
+    if lines.next().map(|(_, h)| h) != Some(SERIES_HEADER) {
+        return Err(SeriesError {
+            line: 1,
+            why: format!("the header is not `{SERIES_HEADER}`"),
+        });
+    }
+    lines
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| {
+            let bad = |why: &str| SeriesError {
+                line: i + 1,
+                why: why.to_string(),
+            };
+            let c: Vec<&str> = l.split(',').collect();
+            if c.len() != 8 {
+                return Err(bad("expected 8 cells"));
+            }
+            let arrived_s = match c[4] {
+                "" => None,
+                a => Some(a.parse().map_err(|_| bad("arrived_s is not a number"))?),
+            };
+            let record = FrameRecord {
+                index: c[1].parse().map_err(|_| bad("frame is not a number"))?,
+                size: c[2].parse().map_err(|_| bad("size is not a number"))?,
+                sent_s: c[3].parse().map_err(|_| bad("sent_s is not a number"))?,
+                arrived_s,
+                intact: c[7] == "true",
+            };
+            Ok((c[0].to_string(), record))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -246,5 +297,14 @@ mod tests {
                 .starts_with("plain,2,1000,0.080000,0.210000,130.000,80.000,true")
         );
         assert!(csv.lines().nth(5).unwrap().ends_with(",,,false"));
+        let back = parse_series_csv(&csv).unwrap();
+        assert_eq!(back.len(), 5);
+        assert!(back.iter().all(|(s, _)| s == "plain"));
+        let again: Vec<FrameRecord> = back.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(again, rs, "every field written is read back");
+        let e = parse_series_csv("scheme,frame\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = parse_series_csv(&csv.replace("0.210000", "soon")).unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
     }
 }

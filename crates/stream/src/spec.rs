@@ -5,9 +5,21 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::trace::{Preset, TraceModel};
+
+/// What the client application does: `tcpnc sim --workload`, plan key `workload`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    /// `--bytes` (plan key `bytes`) as fast as TCP takes them.
+    #[default]
+    Bulk,
+    /// Video frames written at their times (a synthetic trace, or `--trace FILE`).
+    Stream,
+}
 
 /// Default length of a synthetic stream in the simulator, s (short: virtual time is cheap but
 /// a CI run should stay small).
@@ -17,13 +29,16 @@ pub const SIM_DURATION_S: f64 = 20.0;
 /// of 30 frames/s for 60 s").
 pub const LAB_DURATION_S: f64 = 60.0;
 
+/// Default playout deadline, ms: a frame later than a second is a stall.
+pub const DEFAULT_DEADLINE_MS: f64 = 1000.0;
+
 /// The stream's flags (the path, TCP and policies are the command's own).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct StreamSpec {
     /// Synthetic trace model (without a trace file): target = 4 Mbit/s at 30 frames/s
     /// (issue 12); lambs and formula1 are shaped like Parejiya's Table I.
-    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = Preset::Target))]
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = Preset::default()))]
     pub preset: Preset,
     /// Length of the synthetic stream, s (default: 20 in `tcpnc sim`, 60 in `tcpnc lab stream`).
     #[cfg_attr(feature = "clap", arg(long))]
@@ -35,8 +50,22 @@ pub struct StreamSpec {
     #[cfg_attr(feature = "clap", arg(long))]
     pub fps: Option<f64>,
     /// Playout deadline, ms: a frame later than this is a stall.
-    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1000.0))]
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = DEFAULT_DEADLINE_MS))]
     pub deadline_ms: f64,
+}
+
+impl Default for StreamSpec {
+    /// The flags' defaults: the `target` preset at its rate and frame rate, the context's
+    /// length, a [`DEFAULT_DEADLINE_MS`] deadline.
+    fn default() -> Self {
+        StreamSpec {
+            preset: Preset::default(),
+            duration_s: None,
+            stream_mbit: None,
+            fps: None,
+            deadline_ms: DEFAULT_DEADLINE_MS,
+        }
+    }
 }
 
 impl StreamSpec {

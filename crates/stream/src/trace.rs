@@ -30,7 +30,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tcpnc_link::Rng;
 
 /// Largest frame a trace may hold, bytes.
@@ -189,12 +189,13 @@ impl Trace {
     }
 }
 
-/// A named model (`--preset`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// A named model (`--preset`, plan key `preset`); the default is [`Preset::Target`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
     /// Issue 12's lab target: 4 Mbit/s, 30 frames/s, I:P:B 5:2:1, cv 0.3.
+    #[default]
     Target,
     /// Shaped like "Silence of the lambs" (Table I): 0.58 Mbit/s, 25 frames/s, I:P:B 8:2.5:1,
     /// cv 0.45 (low motion, large I frames).
