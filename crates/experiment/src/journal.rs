@@ -10,9 +10,9 @@ use crate::backend::RunRecord;
 use crate::error::{ExperimentError, Result};
 use crate::params::{Params, keys};
 
-/// Result columns after the point, repetition, seed and parameter columns (the last nine
-/// are a stream point's, [`STREAM_COLUMNS`]; empty for a bulk run).
-pub const RESULT_COLUMNS: [&str; 23] = [
+/// Result columns of every run, after the point, repetition, seed and parameter columns;
+/// [`STREAM_COLUMNS`] follow them (empty for a bulk run): [`result_columns`].
+pub const RUN_COLUMNS: [&str; 14] = [
     "outcome",
     "counted",
     "goodput_mbit",
@@ -27,16 +27,12 @@ pub const RESULT_COLUMNS: [&str; 23] = [
     "flight_mean_bytes",
     "decoding_mean_pps",
     "decoding_sd_pps",
-    "latency_mean_ms",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "latency_max_ms",
-    "jitter_mean_ms",
-    "stalls",
-    "frames",
-    "frames_intact",
 ];
+
+/// Every result column in order: [`RUN_COLUMNS`], then [`STREAM_COLUMNS`].
+pub fn result_columns() -> impl Iterator<Item = &'static str> + Clone {
+    RUN_COLUMNS.into_iter().chain(STREAM_COLUMNS)
+}
 
 /// A stream run's columns (`tcpnc_stream::StreamSummary`): frame latency (ms: mean, median,
 /// 95th and 99th percentile, largest), mean jitter (ms), stalls (frames later than the
@@ -59,8 +55,7 @@ const NON_NUMERIC_RESULT_COLUMNS: [&str; 3] = ["outcome", "counted", "integrity_
 /// The result columns that hold numbers (what a plan's `[plot] y` may name): every result
 /// column but [`NON_NUMERIC_RESULT_COLUMNS`].
 pub fn numeric_result_columns() -> Vec<&'static str> {
-    RESULT_COLUMNS
-        .into_iter()
+    result_columns()
         .filter(|c| !NON_NUMERIC_RESULT_COLUMNS.contains(c))
         .collect()
 }
@@ -69,7 +64,7 @@ pub fn numeric_result_columns() -> Vec<&'static str> {
 pub fn columns() -> Vec<&'static str> {
     let mut c = vec!["point", "rep", "seed"];
     c.extend(keys());
-    c.extend(RESULT_COLUMNS);
+    c.extend(result_columns());
     c
 }
 

@@ -105,7 +105,7 @@ pub struct PlotSpec {
     pub y_axis: AxisScale,
     /// X axis label (default: the key).
     pub x_label: Option<String>,
-    /// The result column on the y axis (a numeric one of `journal::RESULT_COLUMNS`;
+    /// The result column on the y axis (a numeric one of `journal::result_columns`;
     /// default `goodput_mbit`).
     pub y: Option<String>,
     /// More result columns, each drawn as its own plot of the same runs.
