@@ -9,21 +9,8 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::lab::{BIN, json_of, lab_capable, tcpnc};
+use common::lab::{BIN, json_of, lab_capable, namespaces_of, tcpnc};
 use tcpnc_gateway::sys::is_root;
-
-/// Namespaces whose name starts with `tcpnc-<pid>-`.
-fn namespaces_of(pid: u32) -> Vec<String> {
-    let prefix = format!("tcpnc-{pid}-");
-    std::fs::read_dir("/run/netns")
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with(&prefix))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 #[test]
 fn refuses_clearly_without_root() {

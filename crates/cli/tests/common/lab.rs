@@ -43,3 +43,16 @@ pub fn json_of(out: &Output) -> Value {
     );
     serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
 }
+
+/// Namespaces whose name starts with `tcpnc-<pid>-`: those a lab run of process `pid` made.
+pub fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("tcpnc-{pid}-");
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
