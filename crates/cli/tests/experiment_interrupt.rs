@@ -5,10 +5,12 @@
 
 mod common;
 
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use common::lab::{BIN, lab_capable, namespaces_of};
+use common::lab::{
+    BIN, await_namespaces, exit_within_20s, lab_capable, namespaces_of, scratch_dirs_of,
+};
 
 /// A lab plan whose one transfer takes long enough to be interrupted in the middle.
 const PLAN: &str = r#"name = "interrupt-check"
@@ -44,21 +46,6 @@ fn signal(pid: u32, sig: &str) {
     let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
 }
 
-/// Waits up to 20 s for `child` to exit.
-fn exit_of(child: &mut Child) -> ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            return s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("tcpnc experiment did not exit after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn an_interrupted_lab_plan_stops_at_once_and_leaves_nothing_behind() {
     if !lab_capable("an_interrupted_lab_plan_stops_at_once_and_leaves_nothing_behind") {
@@ -77,31 +64,18 @@ fn an_interrupted_lab_plan_stops_at_once_and_leaves_nothing_behind() {
         .spawn()
         .expect("spawn tcpnc");
     let pid = child.id();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while namespaces_of(pid).len() < 3 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(namespaces_of(pid).len(), 3, "the lab made no namespaces");
+    assert_eq!(await_namespaces(pid), 3, "the lab made no namespaces");
     // Let the gateways, relay and transfer start.
     std::thread::sleep(Duration::from_secs(2));
     signal(pid, "-INT");
-    let status = exit_of(&mut child);
+    let status = exit_within_20s(&mut child, "tcpnc experiment");
     assert_eq!(status.code(), Some(130));
     assert!(
         namespaces_of(pid).is_empty(),
         "left {:?}",
         namespaces_of(pid)
     );
-    let leftovers = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(&format!("tcpnc-lab-{pid}-"))
-        })
-        .count();
-    assert_eq!(leftovers, 0, "scratch directories left behind");
+    assert_eq!(scratch_dirs_of(pid), 0, "scratch directories left behind");
     assert_eq!(processes_of(pid), 0, "lab processes left running");
     let runs = std::fs::read_to_string(dir.join("out").join("runs.csv")).unwrap_or_default();
     assert!(runs.lines().count() <= 1, "a row for the cut run: {runs}");

@@ -7,9 +7,12 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::lab::{BIN, json_of, lab_capable, namespaces_of, tcpnc};
+use common::lab::{
+    BIN, await_namespaces, exit_within_20s, json_of, lab_capable, namespaces_of, scratch_dirs_of,
+    tcpnc,
+};
 use tcpnc_gateway::sys::is_root;
 
 #[test]
@@ -136,12 +139,8 @@ fn interrupt_removes_everything() {
         .spawn()
         .expect("spawn tcpnc");
     let pid = child.id();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while namespaces_of(pid).len() < 3 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
     assert_eq!(
-        namespaces_of(pid).len(),
+        await_namespaces(pid),
         3,
         "the lab did not create its namespaces"
     );
@@ -150,34 +149,14 @@ fn interrupt_removes_everything() {
     let _ = Command::new("kill")
         .args(["-INT", &pid.to_string()])
         .status();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("tcpnc lab did not exit after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = exit_within_20s(&mut child, "tcpnc lab");
     assert!(!status.success());
     assert!(
         namespaces_of(pid).is_empty(),
         "left {:?}",
         namespaces_of(pid)
     );
-    let dir = std::env::temp_dir();
-    let leftovers: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(&format!("tcpnc-lab-{pid}-"))
-        })
-        .collect();
-    assert!(leftovers.is_empty(), "scratch directories left behind");
+    assert_eq!(scratch_dirs_of(pid), 0, "scratch directories left behind");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Running `tcpnc` in the root lab tests (`lab.rs`, `lab_tunnel.rs`).
 
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tcpnc_gateway::sys::is_root;
@@ -55,4 +56,43 @@ pub fn namespaces_of(pid: u32) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Waits (up to 20 s) until process `pid`'s lab has made its three namespaces; their count.
+pub fn await_namespaces(pid: u32) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while namespaces_of(pid).len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    namespaces_of(pid).len()
+}
+
+/// Waits up to 20 s for `child` (`what`) to exit after a signal; kills it and fails after.
+pub fn exit_within_20s(child: &mut Child, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("{what} did not exit after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Scratch directories `tcpnc-lab-<pid>-*` of process `pid`'s lab left in the temp directory.
+pub fn scratch_dirs_of(pid: u32) -> usize {
+    std::fs::read_dir(std::env::temp_dir())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(&format!("tcpnc-lab-{pid}-"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
 }
