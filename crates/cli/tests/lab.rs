@@ -123,40 +123,48 @@ fn interrupt_removes_everything() {
     if !lab_capable("interrupt_removes_everything") {
         return;
     }
-    let mut child = Command::new(BIN)
-        .args([
-            "lab",
-            "compare",
-            "--loss",
-            "0.1",
-            "--bytes",
-            "50MB",
-            "--timeout-s",
-            "60",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn tcpnc");
-    let pid = child.id();
-    assert_eq!(
-        await_namespaces(pid),
-        3,
-        "the lab did not create its namespaces"
-    );
-    // Let the gateways and relay start too.
-    std::thread::sleep(Duration::from_secs(2));
-    let _ = Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status();
-    let status = exit_within_20s(&mut child, "tcpnc lab");
-    assert!(!status.success());
-    assert!(
-        namespaces_of(pid).is_empty(),
-        "left {:?}",
-        namespaces_of(pid)
-    );
-    assert_eq!(scratch_dirs_of(pid), 0, "scratch directories left behind");
+    // Also when stderr is a pipe nobody reads any more (a `| head` that ended): the handler
+    // must not die writing to it before it cleans up.
+    for closed_stderr in [false, true] {
+        let mut child = Command::new(BIN)
+            .args([
+                "lab",
+                "compare",
+                "--loss",
+                "0.1",
+                "--bytes",
+                "50MB",
+                "--timeout-s",
+                "60",
+            ])
+            .stdout(Stdio::null())
+            .stderr(match closed_stderr {
+                true => Stdio::piped(),
+                false => Stdio::null(),
+            })
+            .spawn()
+            .expect("spawn tcpnc");
+        drop(child.stderr.take());
+        let pid = child.id();
+        assert_eq!(
+            await_namespaces(pid),
+            3,
+            "the lab did not create its namespaces"
+        );
+        // Let the gateways and relay start too.
+        std::thread::sleep(Duration::from_secs(2));
+        let _ = Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status();
+        let status = exit_within_20s(&mut child, "tcpnc lab");
+        assert!(!status.success());
+        assert!(
+            namespaces_of(pid).is_empty(),
+            "closed stderr {closed_stderr}: left {:?}",
+            namespaces_of(pid)
+        );
+        assert_eq!(scratch_dirs_of(pid), 0, "scratch directories left behind");
+    }
 }
 
 #[test]

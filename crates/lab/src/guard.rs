@@ -56,8 +56,11 @@ pub fn install_signal_handler() -> Result<()> {
                 std::thread::spawn(move || {
                     if let Some(sig) = signals.forever().next() {
                         INTERRUPTED.store(true, Ordering::SeqCst);
-                        eprintln!("tcpnc lab: signal {sig}, cleaning up");
+                        // Clean up first, and say so without `eprintln!`, which panics (and
+                        // would leave everything behind) when stderr is a closed pipe.
                         cleanup_all();
+                        use std::io::Write;
+                        let _ = writeln!(std::io::stderr(), "tcpnc lab: signal {sig}, cleaned up");
                         std::process::exit(128 + sig);
                     }
                 });
