@@ -5,12 +5,13 @@ use std::time::Instant;
 use tcpnc_proto::EngineConfig;
 use tcpnc_sim::nc_box::NcBox;
 use tcpnc_sim::run_spec::RunSpec;
-use tcpnc_sim::stream_run::{run_scheme, scheme_name};
+use tcpnc_sim::stream_run::run_scheme;
 use tcpnc_sim::{SimConfig, SimOutcome};
 use tcpnc_stream::{FrameRecord, SIM_DURATION_S, StreamSummary};
 
 use crate::error::{ExperimentError, Result};
 use crate::params::{CongestionControl as Cc, Params, PathMode};
+use crate::plan_stream_plot::scheme;
 
 /// What one run measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -254,15 +255,9 @@ fn run_stream_point(p: &Params, seed: u64, keep: bool) -> Result<RunRecord> {
         .deadline()
         .ok_or_else(|| sim_error("deadline_ms must be >= 0"))?;
     let cfg = sim_config(p, seed)?;
-    let (scheme, engine) = match p.mode {
-        PathMode::Nc => (
-            scheme_name(p.cc, Some(p.policies().window_policy)),
-            Some(engine_config(p)),
-        ),
-        PathMode::Plain | PathMode::Direct => (scheme_name(p.cc, None), None),
-    };
+    let engine = (p.mode == PathMode::Nc).then(|| engine_config(p));
     let start = Instant::now();
-    let r = run_scheme(&cfg, &trace, deadline, scheme, engine).map_err(sim_error)?;
+    let r = run_scheme(&cfg, &trace, deadline, scheme(p), engine).map_err(sim_error)?;
     let ended = matches!(
         r.report.outcome,
         SimOutcome::Completed | SimOutcome::TimeLimit
