@@ -30,12 +30,19 @@ pub struct LabArgs {
     /// it): UDP GSO sends, docs/gateway.md.
     #[arg(long, global = true, value_name = "on|off")]
     pub udp_gso: Option<Switch>,
+    /// The gateways' `workers`: engine threads their nc connections are sharded over (default
+    /// 1 in the lab, where both gateways and both endpoints share this machine's cores: the
+    /// engines run on each gateway's owner thread; a deployed gateway defaults to its number
+    /// of cores), docs/gateway.md.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=tcpnc_gateway::config::MAX_WORKERS as i64))]
+    pub workers: Option<u16>,
     /// What to do.
     #[command(subcommand)]
     pub command: LabCommand,
 }
 
-/// The gateway settings every lab command takes: `--tunnel`, `--tun-offload`, `--udp-gso`.
+/// The gateway settings every lab command takes: `--tunnel`, `--tun-offload`, `--udp-gso`,
+/// `--workers`.
 #[derive(Debug, Clone, Copy)]
 pub struct LabGateways {
     /// `--tunnel`.
@@ -44,6 +51,8 @@ pub struct LabGateways {
     pub tun_offload: Option<Switch>,
     /// `--udp-gso`.
     pub udp_gso: Option<Switch>,
+    /// `--workers`.
+    pub workers: Option<u16>,
 }
 
 /// `--tunnel`.
@@ -300,6 +309,9 @@ pub(crate) fn new_lab(gw: LabGateways) -> Result<Lab> {
     lab.tunnel = gw.tunnel.into();
     lab.tun_offload = gw.tun_offload.map(Switch::is_on);
     lab.udp_gso = gw.udp_gso.map(Switch::is_on);
+    if let Some(n) = gw.workers {
+        lab.workers = Some(usize::from(n));
+    }
     Ok(lab)
 }
 
@@ -309,6 +321,7 @@ pub fn run(args: LabArgs) -> Result<()> {
         tunnel: args.tunnel,
         tun_offload: args.tun_offload,
         udp_gso: args.udp_gso,
+        workers: args.workers,
     };
     match args.command {
         LabCommand::Sink(a) => std::process::exit(tcpnc_lab::sink_main(

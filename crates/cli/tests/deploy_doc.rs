@@ -98,6 +98,8 @@ impl Scratch {
             window: Some(12),
             tun_offload: false,
             udp_gso: false,
+            workers: 1,
+            worker_items: Vec::new(),
             tunnel: serde_json::Value::Null,
         };
         tcpnc_gateway::stats::write_snapshot(&stats, &snapshot).unwrap();

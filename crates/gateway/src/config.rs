@@ -22,6 +22,30 @@ pub use crate::coding_config::{Coding, RawCoding};
 /// Smallest accepted TUN MTU (the IPv4 minimum datagram size every host must accept).
 pub const MIN_MTU: u16 = 576;
 
+/// Most engine workers a gateway accepts (`interface.workers`).
+pub const MAX_WORKERS: usize = 256;
+
+/// The default of `interface.workers`: the cores this process may run on
+/// (`std::thread::available_parallelism`; 1 when unknown), at most [`MAX_WORKERS`].
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1)
+        .min(MAX_WORKERS)
+}
+
+/// `interface.workers`: [`default_workers`] when absent, else 1..=[`MAX_WORKERS`].
+fn validate_workers(workers: Option<usize>) -> Result<usize, ConfigError> {
+    let n = workers.unwrap_or_else(default_workers);
+    if !(1..=MAX_WORKERS).contains(&n) {
+        return Err(ConfigError::invalid(
+            "interface.workers",
+            format!("{n} is outside 1..={MAX_WORKERS}"),
+        ));
+    }
+    Ok(n)
+}
+
 /// A configuration error: which key, and why.
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -104,6 +128,10 @@ pub struct RawInterface {
     /// UDP GSO (`UDP_SEGMENT`) for batched sends when the kernel has it (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_gso: Option<bool>,
+    /// Engine worker threads the connections are sharded over (default: the number of
+    /// cores, [`default_workers`]; 1 runs the engines on the owner thread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<usize>,
     /// Serve Prometheus metrics on this `addr:port` (default: no metrics server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_listen: Option<String>,
@@ -167,6 +195,8 @@ pub struct Interface {
     /// (`tcpnc_io::gso`); a kernel without `UDP_SEGMENT`, or a path that refuses it, gets
     /// plain `sendmmsg`.
     pub udp_gso: bool,
+    /// Engine workers (1..=[`MAX_WORKERS`]); 1 = engines on the owner thread.
+    pub workers: usize,
     /// Operator keys: metrics server, log level ([`crate::operate`]).
     pub operate: Operate,
 }
@@ -400,6 +430,7 @@ impl RawInterface {
                 "must be at least 1",
             ));
         }
+        let workers = validate_workers(self.workers)?;
         let stats_file = match self.stats_file {
             Some(s) if s.trim().is_empty() => {
                 return Err(ConfigError::invalid(
@@ -421,6 +452,7 @@ impl RawInterface {
             queue_packets,
             tun_offload: self.tun_offload.unwrap_or(true),
             udp_gso: self.udp_gso.unwrap_or(true),
+            workers,
             operate: Operate::validate(self.metrics_listen, self.log_level)?,
         })
     }

@@ -66,6 +66,16 @@ pub enum GatewayError {
         /// Reason.
         reason: String,
     },
+    /// Engine shards that do not give every peer one engine each.
+    #[error(
+        "engine shards: {peers} peer(s) but shard sizes {shards:?} (each shard needs one engine per peer, at least one shard)"
+    )]
+    Shards {
+        /// Number of peers.
+        peers: usize,
+        /// Engines per shard.
+        shards: Vec<usize>,
+    },
     /// The tunnel keys could not be set up (no random source, bad key).
     #[error("tunnel keys: {0}")]
     Keys(String),

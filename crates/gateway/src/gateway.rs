@@ -17,23 +17,25 @@ use tcpnc_wire::KeepaliveRepr;
 
 use crate::cidr::PrefixTable;
 use crate::config::Peer;
+use crate::engines::Engines;
 use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
 use crate::monitor::Monitor;
+use crate::parcel::{Parcel, Side};
 use crate::peer_engine::PeerEngine;
 use crate::readers::{
     Input, Pools, ReaderCounters, ReaderLink, spawn_tun_reader, spawn_udp_reader,
 };
 use crate::security::{Envelope, Opened, Security};
-use crate::stats::{
-    GatewayCounters, PeerCounters, PeerSnapshot, STATS_VERSION, Snapshot, counters_json,
-};
+use crate::stats::{GatewayCounters, PeerCounters, Snapshot};
 use crate::tun_batch::TunTx;
+use crate::workers::OwnerLink;
 use tcpnc_io::BATCH;
-use tcpnc_proto::seam::Counters;
 use tcpnc_proto::settings::CodingMode as Mode;
 
 pub use crate::readers::{MAX_PACKET, POLL_INTERVAL};
+
+mod snapshot;
 
 /// Settings of the loop that are not per peer.
 #[derive(Debug, Clone)]
@@ -54,7 +56,6 @@ pub struct GatewayOptions {
 
 struct PeerSlot {
     peer: Peer,
-    engine: PeerEngine,
     counters: PeerCounters,
     next_keepalive: Option<Duration>,
     /// Where datagrams for this peer go: the configured endpoint, then (with keys) the source
@@ -68,6 +69,10 @@ pub struct Gateway<T: Tun, U: Udp> {
     tun: Arc<T>,
     udp: Arc<U>,
     peers: Vec<PeerSlot>,
+    /// The peers' engines: inline, or sharded over worker threads (`interface.workers`).
+    engines: Engines,
+    /// What the inline engines produced in this flush (buffer reused).
+    engine_out: Parcel,
     routes: PrefixTable<usize>,
     envelope: Envelope,
     counters: GatewayCounters,
@@ -86,15 +91,35 @@ pub struct Gateway<T: Tun, U: Udp> {
 }
 
 impl<T: Tun, U: Udp> Gateway<T, U> {
-    /// Assembles a gateway. Routing and endpoint tables come from the peers' config.
+    /// Assembles a gateway with one engine per peer, run on the owner thread. Routing and
+    /// endpoint tables come from the peers' config.
     pub fn new(
         opts: GatewayOptions,
         tun: T,
         udp: U,
         peers: Vec<(Peer, PeerEngine)>,
     ) -> Result<Self, GatewayError> {
+        let (peers, engines) = peers.into_iter().unzip();
+        Self::with_shards(opts, tun, udp, peers, vec![engines])
+    }
+
+    /// Assembles a gateway whose connections are sharded over `shards.len()` engine workers
+    /// (`shards[k][i]`: worker k's engine of peer i; one shard runs on the owner thread).
+    pub fn with_shards(
+        opts: GatewayOptions,
+        tun: T,
+        udp: U,
+        peers: Vec<Peer>,
+        shards: Vec<Vec<PeerEngine>>,
+    ) -> Result<Self, GatewayError> {
+        if shards.is_empty() || shards.iter().any(|s| s.len() != peers.len()) {
+            return Err(GatewayError::Shards {
+                peers: peers.len(),
+                shards: shards.iter().map(Vec::len).collect(),
+            });
+        }
         let mut routes = PrefixTable::new();
-        let configured: Vec<Peer> = peers.iter().map(|(p, _)| p.clone()).collect();
+        let configured = peers.clone();
         let unix_origin = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -103,14 +128,13 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         let slots = peers
             .into_iter()
             .enumerate()
-            .map(|(i, (peer, engine))| {
+            .map(|(i, peer)| {
                 for c in &peer.allowed_ips {
                     routes.insert(*c, i);
                 }
                 PeerSlot {
                     endpoint: peer.endpoint,
                     peer,
-                    engine,
                     counters: PeerCounters::default(),
                     next_keepalive: None,
                 }
@@ -121,6 +145,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             tun: Arc::new(tun),
             udp: Arc::new(udp),
             peers: slots,
+            engines: Engines::new(shards),
+            engine_out: Parcel::default(),
             routes,
             envelope,
             counters: GatewayCounters::default(),
@@ -184,71 +210,6 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         Ok(())
     }
 
-    /// The current statistics.
-    pub fn snapshot(&self, stopped: bool) -> Snapshot {
-        let engines: Vec<Counters> = self.peers.iter().map(|s| s.engine.counters()).collect();
-        self.snapshot_of(stopped, &engines)
-    }
-
-    fn snapshot_of(&self, stopped: bool, engines: &[Counters]) -> Snapshot {
-        let mut gateway = self.counters;
-        self.readers.add_to(&mut gateway);
-        Snapshot {
-            version: STATS_VERSION,
-            interface: self.opts.interface.clone(),
-            listen: self
-                .udp
-                .local_addr()
-                .map(|a| a.to_string())
-                .unwrap_or_default(),
-            mode: self.opts.mode.name().into(),
-            pid: std::process::id(),
-            uptime_secs: self.now().as_secs_f64(),
-            unix_time: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0),
-            stopped,
-            gateway,
-            peers: self
-                .peers
-                .iter()
-                .zip(engines)
-                .map(|(s, engine)| PeerSnapshot {
-                    name: s.peer.name.clone(),
-                    endpoint: s.endpoint.map(|e| e.to_string()).unwrap_or_default(),
-                    allowed_ips: s.peer.allowed_ips.iter().map(|c| c.to_string()).collect(),
-                    counters: s.counters,
-                    engine: counters_json(engine),
-                })
-                .collect(),
-            window: self.monitor.window(),
-            tun_offload: self.tun.offload(),
-            udp_gso: self.udp.gso(),
-            tunnel: tcpnc_io::counters_json::pairs_json(&self.envelope.counters()).into(),
-        }
-    }
-
-    /// A stats tick: the snapshot file and the monitor's sample (metrics) from one reading of
-    /// the engines' counters.
-    fn write_stats(&mut self, stopped: bool) {
-        let engines: Vec<Counters> = self.peers.iter().map(|s| s.engine.counters()).collect();
-        let peers: Vec<_> = self
-            .peers
-            .iter()
-            .map(|s| &s.counters)
-            .zip(&engines)
-            .collect();
-        let mut gateway = self.counters;
-        self.readers.add_to(&mut gateway);
-        self.monitor.sample(self.now(), &gateway, &peers);
-        if let Some(path) = &self.opts.stats_file
-            && let Err(e) = crate::stats::write_snapshot(path, &self.snapshot_of(stopped, &engines))
-        {
-            tracing::warn!("{e}");
-        }
-    }
-
     /// Runs until `shutdown` is set (or a device fails), then writes the final snapshot
     /// and returns it. Reader threads are joined before returning.
     pub fn run(mut self, shutdown: Arc<AtomicBool>) -> Result<Snapshot, GatewayError> {
@@ -265,6 +226,11 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             spawn_tun_reader(&self.tun, link(tun_back)),
             spawn_udp_reader(&self.udp, link(udp_back)),
         ];
+        self.engines.start(&OwnerLink {
+            out: tx.clone(),
+            shutdown: shutdown.clone(),
+            origin: self.origin,
+        });
         drop(tx);
         let pools = Pools {
             tun: tun_pool,
@@ -272,9 +238,12 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         };
         let result = self.owner_loop(&rx, &pools, &shutdown);
         shutdown.store(true, Ordering::SeqCst);
+        // Workers blocked on a full channel see it closed.
+        drop(rx);
         for r in readers {
             let _ = r.join();
         }
+        self.engines.stop();
         self.write_stats(true);
         result.map(|()| self.snapshot(true))
     }
@@ -303,8 +272,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             let wake = self
                 .peers
                 .iter()
-                .flat_map(|s| [s.engine.poll_timeout(), s.next_keepalive])
-                .chain([self.envelope.poll_timeout()])
+                .map(|s| s.next_keepalive)
+                .chain([self.engines.poll_timeout(), self.envelope.poll_timeout()])
                 .flatten()
                 .fold(next_stats.min(now + POLL_INTERVAL), Duration::min);
             match rx.recv_timeout(wake.saturating_sub(now)) {
@@ -347,6 +316,10 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 }
                 let _ = pools.udp.send(batch);
             }
+            Input::Worker(k, parcel) => {
+                self.deliver(now, &parcel);
+                self.engines.give_back(k, parcel);
+            }
             Input::Failed(what, source) => return Err(GatewayError::Io { what, source }),
         }
         Ok(())
@@ -364,7 +337,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 let slot = &mut self.peers[i];
                 slot.counters.local_packets += 1;
                 slot.counters.local_bytes += packet.len() as u64;
-                slot.engine.handle_local(now, packet);
+                self.engines.local(now, i, packet);
             }
             None => self.counters.no_peer_drops += 1,
         }
@@ -398,18 +371,16 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         } else {
             slot.counters.datagrams_rx += 1;
         }
-        slot.engine.handle_remote(now, frame);
+        self.engines.remote(now, i, frame);
     }
 
     fn on_timers(&mut self) {
         let now = self.now();
         self.monitor.tick(now);
         self.envelope.handle_timeout(now);
+        self.engines.handle_timeout(now);
         for i in 0..self.peers.len() {
             let slot = &mut self.peers[i];
-            if slot.engine.poll_timeout().is_some_and(|t| t <= now) {
-                slot.engine.handle_timeout(now);
-            }
             if slot.next_keepalive.is_some_and(|t| t <= now) {
                 let probe = self.probe();
                 self.counters.keepalives_tx += 1;
@@ -426,34 +397,47 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         while let Some(i) = self.envelope.poll_restarted() {
             // The peer lost its coding state: connections through it cannot resume.
             tracing::warn!(peer = %self.peers[i].peer.name, "peer restarted: resetting its connections");
-            self.peers[i].engine.reset_flows(now);
+            self.engines.reset_flows(now, i);
         }
-        for (i, slot) in self.peers.iter_mut().enumerate() {
-            while let Some(d) = slot.engine.poll_remote() {
-                if parse_keepalive(&d).is_some() {
-                    // The engine's answer to a peer's probe.
-                    self.counters.keepalives_tx += 1;
-                } else {
-                    slot.counters.datagrams_tx += 1;
-                }
-                self.envelope.seal(now, i, &d);
-                slot.engine.recycle(d);
-            }
-            while let Some(p) = slot.engine.poll_local() {
-                self.counters.tun_tx_bytes += p.len() as u64;
-                slot.counters.delivered_packets += 1;
-                self.tun_tx.push(&p);
-                slot.engine.recycle(p);
-            }
-            while let Some(ev) = slot.engine.poll_event() {
-                self.monitor.event(i, now, &ev);
-            }
+        let mut out = std::mem::take(&mut self.engine_out);
+        self.engines.flush(&mut out);
+        self.deliver(now, &out);
+        out.clear();
+        self.engine_out = out;
+        for i in 0..self.peers.len() {
             if self.monitor.flows_due(i, now) {
-                self.monitor.refresh_flows(i, now, &slot.engine.counters());
+                let counters = self.engines.counters(i);
+                self.monitor.refresh_flows(i, now, &counters);
             }
         }
         self.write_tun();
         self.transmit();
+    }
+
+    /// What the engines produced: frames sealed for their peer, packets queued for the TUN,
+    /// events to the monitor.
+    fn deliver(&mut self, now: Duration, parcel: &Parcel) {
+        for (i, side, bytes) in parcel.items() {
+            match side {
+                Side::Remote => {
+                    if parse_keepalive(bytes).is_some() {
+                        // The engine's answer to a peer's probe.
+                        self.counters.keepalives_tx += 1;
+                    } else {
+                        self.peers[i].counters.datagrams_tx += 1;
+                    }
+                    self.envelope.seal(now, i, bytes);
+                }
+                Side::Local => {
+                    self.counters.tun_tx_bytes += bytes.len() as u64;
+                    self.peers[i].counters.delivered_packets += 1;
+                    self.tun_tx.push(bytes);
+                }
+            }
+        }
+        for (i, ev) in &parcel.events {
+            self.monitor.event(*i, now, ev);
+        }
     }
 
     /// Writes every packet the engines handed over in this flush with one batched write

@@ -9,7 +9,9 @@
 //! * [`peer_engine`]: the per-peer engine the loop drives, a [`tcpnc_proto::seam::Seam`]
 //!   element: the TCP/NC engine or the uncoded tagged pass-through.
 //! * [`gateway`]: the event loop (reader threads, `readers.rs`, + one owner thread), routing by
-//!   allowed_ips (longest prefix), peers by their authenticated datagrams, counters.
+//!   allowed_ips (longest prefix), peers by their authenticated datagrams, counters; the
+//!   engines on the owner thread or sharded by connection over worker threads
+//!   (`engines.rs`, `workers.rs`, `parcel.rs`; `interface.workers`).
 //! * [`up`]: `tcpnc up` assembled from the above on real devices.
 //! * [`stats`]: the JSON stats snapshot and its rendering.
 //! * [`monitor`]: peer liveness, one log line per notable event, samples for recorders;
@@ -19,6 +21,7 @@
 pub mod cidr;
 pub mod coding_config;
 pub mod config;
+mod engines;
 pub mod error;
 pub mod gateway;
 pub mod io;
@@ -26,6 +29,7 @@ pub mod metrics;
 pub mod metrics_http;
 pub mod monitor;
 pub mod operate;
+mod parcel;
 pub mod peer_engine;
 mod readers;
 pub mod security;
@@ -35,6 +39,7 @@ pub mod stats_watch;
 pub mod sys;
 pub mod tun_batch;
 pub mod up;
+mod workers;
 
 pub use config::{Config, ConfigError};
 pub use error::GatewayError;

@@ -24,9 +24,14 @@ pub fn engine_config(config: &Config) -> EngineConfig {
     e
 }
 
-/// Builds the TCP/NC engine for peer `index` (seed = `coding.seed + index`).
-pub fn build(config: &Config, index: usize) -> Result<PeerEngine, GatewayError> {
-    let seed = config.coding.seed.wrapping_add(index as u64);
+/// Builds the TCP/NC engine for peer `index` of worker `shard` (seed = `coding.seed + index
+/// + shard * 2^32`: shard 0 keeps the seed of an unsharded gateway).
+pub fn build(config: &Config, index: usize, shard: usize) -> Result<PeerEngine, GatewayError> {
+    let seed = config
+        .coding
+        .seed
+        .wrapping_add(index as u64)
+        .wrapping_add((shard as u64) << 32);
     let engine = Engine::new(engine_config(config), seed).map_err(|e| GatewayError::Engine {
         peer: config.peers[index].name.clone(),
         reason: e.to_string(),
@@ -40,15 +45,33 @@ pub fn pass_through(queue_limit: usize) -> PassThrough {
     PassThrough::tagged(queue_limit)
 }
 
-/// Builds the engine for peer `index` of `config`.
+/// Builds the engine for peer `index` of `config` on worker `shard`.
 ///
 /// `coding.mode = "nc"` needs the TCP/NC engine (`tcpnc-proto`); `"off"` carries packets
 /// uncoded through the same tunnel.
-pub fn engine_for(config: &Config, index: usize) -> Result<PeerEngine, GatewayError> {
-    build(config, index).or_else(|e| match config.coding.mode {
+pub fn engine_for(config: &Config, index: usize, shard: usize) -> Result<PeerEngine, GatewayError> {
+    build(config, index, shard).or_else(|e| match config.coding.mode {
         CodingMode::Off => Ok(Box::new(pass_through(config.interface.queue_packets)) as PeerEngine),
         CodingMode::Nc => Err(e),
     })
+}
+
+/// Every worker's engines (`interface.workers` shards, each with one engine per peer, in
+/// config order), for [`crate::Gateway::with_shards`]. With `coding.mode = "off"` one shard
+/// whatever `workers` says: the uncoded pass-through has no per-connection work worth a
+/// hand-over between threads.
+pub fn shards_for(config: &Config) -> Result<Vec<Vec<PeerEngine>>, GatewayError> {
+    let shards = match config.coding.mode {
+        CodingMode::Nc => config.interface.workers,
+        CodingMode::Off => 1,
+    };
+    (0..shards)
+        .map(|k| {
+            (0..config.peers.len())
+                .map(|i| engine_for(config, i, k))
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]

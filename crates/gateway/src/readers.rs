@@ -74,6 +74,8 @@ impl Batch {
 pub(crate) enum Input {
     Tun(Batch),
     Udp(Batch),
+    /// What engine worker `.0` produced ([`crate::workers`]).
+    Worker(usize, crate::parcel::Parcel),
     Failed(String, io::Error),
 }
 

@@ -134,6 +134,14 @@ pub struct Snapshot {
     /// and no send was refused; added without a version change).
     #[serde(default)]
     pub udp_gso: bool,
+    /// Engine workers the connections are sharded over (`interface.workers`; 1 = on the
+    /// owner thread; 0 in snapshots from before this field).
+    #[serde(default)]
+    pub workers: usize,
+    /// Packets and frames handed to each engine worker so far (empty with one worker): how
+    /// evenly the connections' hash spread the load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worker_items: Vec<u64>,
     /// The tunnel envelope's counters (`crates/tunnel`): drops by reason (`drops.*`) and,
     /// with keys, handshakes, sessions, sealed/opened datagrams.
     #[serde(default)]
@@ -253,6 +261,8 @@ mod tests {
             window: Some(12),
             tun_offload: false,
             udp_gso: true,
+            workers: 1,
+            worker_items: Vec::new(),
             tunnel: serde_json::json!({"drops": {"bad_tag": 1}}),
         };
         write_snapshot(&path, &snap).unwrap();

@@ -181,6 +181,8 @@ mod tests {
             window: Some(12),
             tun_offload: false,
             udp_gso: false,
+            workers: 1,
+            worker_items: Vec::new(),
             tunnel: serde_json::Value::Null,
         }
     }

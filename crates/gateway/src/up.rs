@@ -113,10 +113,7 @@ pub fn up(
             routes.add(c)?;
         }
     }
-    let mut peers = Vec::with_capacity(config.peers.len());
-    for (i, p) in config.peers.iter().enumerate() {
-        peers.push((p.clone(), crate::peer_engine::engine_for(config, i)?));
-    }
+    let shards = crate::peer_engine::shards_for(config)?;
     let options = GatewayOptions {
         interface: tun.name().to_string(),
         mode: config.coding.mode,
@@ -129,7 +126,7 @@ pub fn up(
         queue_packets: iface.queue_packets,
         security: config.security.clone(),
     };
-    let mut gateway = Gateway::new(options, tun, udp, peers)?;
+    let mut gateway = Gateway::with_shards(options, tun, udp, config.peers.clone(), shards)?;
     let (monitor, metrics) = monitor_for(config)?;
     gateway.set_monitor(monitor);
     gateway.probe_peers()?;

@@ -105,6 +105,20 @@ fn defaults() {
     assert_eq!(c.peers[0].name, "peer0");
     assert_eq!(c.peers[0].keepalive_secs, 0);
     assert!(c.interface.tun_offload && c.interface.udp_gso);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(c.interface.workers, cores);
+    assert_eq!(
+        c.interface.workers,
+        tcpnc_gateway::config::default_workers()
+    );
+}
+
+/// `workers` shards the engines over that many threads; it must be a number.
+#[test]
+fn workers_key() {
+    let three = with(|_| replaced("mtu = 1400\n", "mtu = 1400\nworkers = 3\n")).unwrap();
+    assert_eq!(three.interface.workers, 3);
+    assert!(with(|_| replaced("mtu = 1400\n", "mtu = 1400\nworkers = \"all\"\n")).is_err());
 }
 
 /// `udp_gso` turns UDP GSO sends off; it must be a boolean.
@@ -147,6 +161,8 @@ const VALIDATION_CASES: &[(&str, &str, &str, &str)] = &[
     ("192.168.50.1:51900", "192.168.50.1", "interface.listen", "not IP:PORT"),
     ("path_mtu = 1500", "path_mtu = 100", "interface.path_mtu", "below the minimum"),
     ("path_mtu = 1500", "path_mtu = 1500\nqueue_packets = 0", "interface.queue_packets", "at least 1"),
+    ("path_mtu = 1500", "path_mtu = 1500\nworkers = 0", "interface.workers", "outside 1..=256"),
+    ("path_mtu = 1500", "path_mtu = 1500\nworkers = 257", "interface.workers", "outside 1..=256"),
     (r#"stats_file = "/run/tcpnc/tcpnc0.json""#, r#"stats_file = "  ""#, "interface.stats_file", "empty"),
     (r#"mode = "nc""#, r#"mode = "on""#, "coding.mode", "not one of"),
     (r#"scheme = "systematic""#, r#"scheme = "sparse""#, "coding.scheme", "not one of"),

@@ -361,6 +361,6 @@ fn a_restarted_peer_makes_the_survivor_reset_its_connections() {
 
 fn start_nc(cfg: &Config, udp: FakeUdp) -> (GatewayHandle, FakeTunHandle) {
     let engines =
-        (0..cfg.peers.len()).map(|i| tcpnc_gateway::peer_engine::engine_for(cfg, i).unwrap());
+        (0..cfg.peers.len()).map(|i| tcpnc_gateway::peer_engine::engine_for(cfg, i, 0).unwrap());
     start_with(cfg, udp, engines)
 }

@@ -54,6 +54,17 @@ fn start(
     engines: Engines,
     stats: Option<std::path::PathBuf>,
 ) -> (GatewayHandle, FakeTunHandle) {
+    start_sharded(cfg, udp, engines, stats, 1)
+}
+
+/// [`start`] with `shards` engine workers (1 = engines on the owner thread).
+fn start_sharded(
+    cfg: &Config,
+    udp: FakeUdp,
+    engines: Engines,
+    stats: Option<std::path::PathBuf>,
+    shards: usize,
+) -> (GatewayHandle, FakeTunHandle) {
     let (tun, handle) = fake_tun();
     let opts = GatewayOptions {
         interface: cfg.interface.name.clone(),
@@ -63,8 +74,8 @@ fn start(
         queue_packets: cfg.interface.queue_packets,
         security: cfg.security.clone(),
     };
-    let peers = cfg.peers.iter().cloned().zip(engines(cfg)).collect();
-    let mut gw = Gateway::new(opts, tun, udp, peers).unwrap();
+    let shards = (0..shards).map(|_| engines(cfg)).collect();
+    let mut gw = Gateway::with_shards(opts, tun, udp, cfg.peers.clone(), shards).unwrap();
     gw.probe_peers().unwrap();
     (gw.spawn(), handle)
 }
@@ -89,6 +100,18 @@ fn addr(port: u16) -> SocketAddr {
 
 #[test]
 fn many_flows_and_non_tcp_cross_both_ways() {
+    many_flows_cross(1);
+}
+
+/// The same through gateways whose engines are sharded over three workers: every packet
+/// arrives, each flow's in order, the counters of the shards add up, and every worker had
+/// some of the 64 flows.
+#[test]
+fn many_flows_cross_gateways_with_three_workers() {
+    many_flows_cross(3);
+}
+
+fn many_flows_cross(shards: usize) {
     let net = FakeNet::new();
     let (ua, ub) = (
         net.bind(addr(1), 8192).unwrap(),
@@ -101,10 +124,10 @@ fn many_flows_and_non_tcp_cross_both_ways() {
         r#""10.77.0.2/32", "10.88.0.0/16""#,
     );
     let cb = config("10.77.0.2/24", addr(2), addr(1), r#""10.77.0.1/32""#);
-    let dir = std::env::temp_dir().join(format!("tcpnc-gw-test-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("tcpnc-gw-test-{}-{shards}", std::process::id()));
     let stats_a = dir.join("a.json");
-    let (ga, ha) = start(&ca, ua, pass_throughs, Some(stats_a.clone()));
-    let (gb, hb) = start(&cb, ub, pass_throughs, None);
+    let (ga, ha) = start_sharded(&ca, ua, pass_throughs, Some(stats_a.clone()), shards);
+    let (gb, hb) = start_sharded(&cb, ub, pass_throughs, None, shards);
 
     // 64 TCP flows x 4 segments, one ICMP echo, one UDP datagram to a routed subnet.
     let mut sent = Vec::new();
@@ -133,6 +156,20 @@ fn many_flows_and_non_tcp_cross_both_ways() {
     g.sort();
     s.sort();
     assert_eq!(g, s, "B's TUN must see exactly the packets A's TUN read");
+    let of_flow = |ps: &[Vec<u8>], port: u16| -> Vec<Vec<u8>> {
+        let p = port.to_be_bytes();
+        ps.iter()
+            .filter(|x| x[9] == 6 && x[20..22] == p)
+            .cloned()
+            .collect()
+    };
+    for port in 40000..40064 {
+        assert_eq!(
+            of_flow(&got, port),
+            of_flow(&sent, port),
+            "flow {port} in order"
+        );
+    }
 
     // Reverse direction.
     let reply = common::tcp(B, A, 80, 40000, 1, b"response");
@@ -153,6 +190,15 @@ fn many_flows_and_non_tcp_cross_both_ways() {
     let flows = sa.peers[0].engine["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 64 + 2, "64 TCP flows + ICMP + UDP");
     assert!(sa.stopped);
+    assert_eq!(sa.workers, shards);
+    if shards > 1 {
+        assert_eq!(sa.worker_items.len(), shards);
+        assert!(
+            sa.worker_items.iter().all(|&n| n > 0),
+            "{:?}",
+            sa.worker_items
+        );
+    }
 
     let on_disk = read_snapshot(&stats_a).unwrap();
     assert!(on_disk.stopped);
@@ -270,7 +316,7 @@ fn keepalives_are_wire_frames_answered_by_the_engine() {
 
 fn proto_engines(c: &Config) -> Vec<PeerEngine> {
     (0..c.peers.len())
-        .map(|i| tcpnc_gateway::peer_engine::engine_for(c, i).unwrap())
+        .map(|i| tcpnc_gateway::peer_engine::engine_for(c, i, 0).unwrap())
         .collect()
 }
 

@@ -19,6 +19,7 @@ pub mod emulator;
 pub mod error;
 pub mod fault;
 pub mod frames;
+pub mod gateway_config;
 pub mod guard;
 pub mod http;
 pub mod iperf;

@@ -15,11 +15,11 @@ use crate::error::{LabError, Result};
 use crate::guard::ScratchDir;
 use crate::netns::{self, Proto, in_netns};
 use serde::Serialize;
-use tcpnc_gateway::config::{RawCoding, RawConfig, RawInterface, RawPeer};
+use tcpnc_gateway::config::RawConfig;
 use tcpnc_gateway::stats::Snapshot;
-use tcpnc_settings::CodingMode;
 
 use crate::fault::{GatewayFault, GatewaySide};
+pub use crate::gateway_config::{GatewayAddrs, gateway_config};
 use crate::settings::{PathMode, PathSettings, PolicyOverrides};
 use crate::topo::{self, Topology};
 use crate::tunnel_mode::{TunnelMode, session_keys, tun_mtu};
@@ -74,6 +74,8 @@ pub struct Lab {
     pub tun_offload: Option<bool>,
     /// The gateways' `udp_gso` (their default when `None`).
     pub udp_gso: Option<bool>,
+    /// The gateways' `workers` (default 1, docs/gateway.md "Engine workers"; `None`: theirs).
+    pub workers: Option<usize>,
     dir: ScratchDir,
     runs: AtomicU32,
 }
@@ -93,6 +95,7 @@ impl Lab {
             queue_packets: None,
             tun_offload: None,
             udp_gso: None,
+            workers: Some(1),
             dir,
             runs: AtomicU32::new(0),
         })
@@ -258,6 +261,7 @@ impl<'a> Session<'a> {
             config.interface.queue_packets = lab.queue_packets;
             config.interface.tun_offload = lab.tun_offload;
             config.interface.udp_gso = lab.udp_gso;
+            config.interface.workers = lab.workers;
             if let Some((files, publics)) = &keys {
                 config.interface.insecure = None;
                 config.interface.private_key_file = Some(files[i].display().to_string());
@@ -495,63 +499,6 @@ fn start_gateway(lab: &Lab, name: &str, ns: &str, file: &Path, stats: &Path) -> 
         in_netns(ns, || netns::offloads_off(TUN_DEV))?;
     }
     Ok(gw)
-}
-
-/// Addresses of one gateway: its tunnel address, its peer's, and its UDP ends.
-#[derive(Debug, Clone, Copy)]
-pub struct GatewayAddrs {
-    /// This side's tunnel address (`/24`).
-    pub me: Ipv4Addr,
-    /// The other side's tunnel address (the only allowed IP).
-    pub peer: Ipv4Addr,
-    /// UDP listen address.
-    pub listen: SocketAddr,
-    /// The peer's UDP endpoint (the relay).
-    pub endpoint: SocketAddr,
-}
-
-/// The `tcpnc up` configuration of one side, as the gateway's own config type: the lab's
-/// contract with the gateway is checked at compile time. Insecure (integrity only);
-/// [`Session::start`] replaces `insecure` with keys for [`TunnelMode::Secure`].
-pub fn gateway_config(
-    mode: PathMode,
-    coding: &PolicyOverrides,
-    path: &PathSettings,
-    addrs: &GatewayAddrs,
-    stats: &Path,
-) -> RawConfig {
-    let coding = match mode.gateway_mode() {
-        Some(CodingMode::Nc) => RawCoding::new(CodingMode::Nc, coding, Some(path.seed)),
-        _ => RawCoding::new(CodingMode::Off, &PolicyOverrides::default(), None),
-    };
-    RawConfig {
-        interface: RawInterface {
-            name: TUN_DEV.to_string(),
-            address: format!("{}/24", addrs.me),
-            mtu: Some(tun_mtu(TunnelMode::Insecure)),
-            listen: addrs.listen.to_string(),
-            path_mtu: None,
-            routes: None,
-            stats_file: Some(stats.display().to_string()),
-            queue_packets: None,
-            tun_offload: None,
-            udp_gso: None,
-            metrics_listen: None,
-            log_level: None,
-            insecure: Some(true),
-            private_key: None,
-            private_key_file: None,
-        },
-        coding,
-        peer: vec![RawPeer {
-            name: None,
-            endpoint: Some(addrs.endpoint.to_string()),
-            allowed_ips: vec![format!("{}/32", addrs.peer)],
-            keepalive_secs: None,
-            public_key: None,
-            preshared_key: None,
-        }],
-    }
 }
 
 #[cfg(test)]

@@ -155,6 +155,8 @@ pub struct SpeedResult {
     pub tun_offload: bool,
     /// Both gateways ended the run sending with UDP GSO (`udp_gso`).
     pub udp_gso: bool,
+    /// The engine workers each gateway ran (`workers`; the client's, the server's).
+    pub workers: [usize; 2],
     /// The gateways' final counters (`{"client": .., "server": ..}`).
     pub gateways: Value,
 }
@@ -206,6 +208,7 @@ fn run_case(
         drops: drops(&[&g.client, &g.server]),
         tun_offload: g.client.tun_offload && g.server.tun_offload,
         udp_gso: g.client.udp_gso && g.server.udp_gso,
+        workers: [g.client.workers, g.server.workers],
         gateways: serde_json::to_value(&g).unwrap_or(Value::Null),
     })
 }
@@ -338,6 +341,8 @@ mod tests {
             window: None,
             tun_offload: false,
             udp_gso: false,
+            workers: 1,
+            worker_items: Vec::new(),
             tunnel: Value::Null,
         }
     }

@@ -27,6 +27,7 @@ pub mod repair_budget;
 pub mod rng;
 pub mod seam;
 pub mod sender;
+pub mod shard;
 pub mod stats;
 pub mod tail_repair;
 #[cfg(test)]
