@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::child::{Child, Line};
 
-/// How long `perf record` gets to write its data file's header.
+/// How long `perf record` gets to enable its events.
 const START: Duration = Duration::from_secs(5);
 /// After SIGINT, how long `perf record` gets to write its data and exit.
 const STOP: Duration = Duration::from_secs(20);
@@ -75,6 +75,8 @@ pub struct Profiler {
     child: Child,
     files: ProfileFiles,
     log: PathBuf,
+    /// Kept open while perf runs (it polls the control FIFO; it needs no hang-up there).
+    _control: Control,
 }
 
 /// A finished `perf record`, ready for `perf report`.
@@ -85,9 +87,11 @@ pub struct Recording {
 
 impl Profiler {
     /// Starts `perf record -g -p PID -o <data>` (`perf`: the binary, `None` when it is not
-    /// installed), its stderr to `log`, and waits until it has written its data file's header.
-    /// Earlier files of the same case are removed first (`perf record` would keep the old data
-    /// as `.old`). `Err(why)` when perf cannot profile.
+    /// installed), its stderr to `log`, and returns once it samples: the events start
+    /// disabled and are enabled through perf's control FIFO (`--control`, beside `log`), which
+    /// acknowledges when they are on (the data file alone appears some 0.1 s before perf
+    /// samples). Earlier files of the same case are removed first (`perf record` would keep
+    /// the old data as `.old`). `Err(why)` when perf cannot profile.
     pub fn start(
         perf: Option<&Path>,
         pid: u32,
@@ -98,35 +102,30 @@ impl Profiler {
         for f in [&files.data, &files.report] {
             let _ = std::fs::remove_file(f);
         }
-        let args = ["record", "-g", "-p", &pid.to_string(), "-o"]
-            .map(String::from)
-            .into_iter()
-            .chain([files.data.display().to_string()])
-            .collect::<Vec<_>>();
+        let (ctl, ack) = (log.with_extension("ctl"), log.with_extension("ack"));
+        let mut control = Control::new(&ctl, &ack)?;
+        let control_arg = format!("--control=fifo:{},{}", ctl.display(), ack.display());
+        let args = [
+            "record",
+            "-g",
+            "--delay=-1",
+            &control_arg,
+            "-p",
+            &pid.to_string(),
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain(["-o".into(), files.data.display().to_string()])
+        .collect::<Vec<_>>();
         let mut child = Child::spawn("perf record", None, &perf, &args, log)
             .map_err(|e| format!("perf record did not start: {e}"))?;
-        let deadline = Instant::now() + START;
-        loop {
-            if let Some(s) = child.exited() {
-                return Err(format!("perf record exited ({s}): {}", last_line(log)));
-            }
-            if std::fs::metadata(&files.data).is_ok_and(|m| m.len() > 0) {
-                break;
-            }
-            if Instant::now() >= deadline {
-                return Err(format!(
-                    "perf record wrote no data within {} s: {}",
-                    START.as_secs(),
-                    last_line(log)
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        control.enable(&mut child, log)?;
         Ok(Profiler {
             perf,
             child,
             files,
             log: log.to_path_buf(),
+            _control: control,
         })
     }
 
@@ -145,6 +144,81 @@ impl Profiler {
             files: self.files,
         })
     }
+}
+
+/// `perf record`'s control FIFO (written: `enable`) and acknowledgement FIFO (read: `ack`).
+struct Control {
+    ctl: std::fs::File,
+    ack: std::fs::File,
+}
+
+impl Control {
+    /// Makes both FIFOs and opens our ends without blocking: the control one read-write (so
+    /// a command waits in it until perf reads), the acknowledgement one for reading.
+    fn new(ctl: &Path, ack: &Path) -> std::result::Result<Control, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        for f in [ctl, ack] {
+            let _ = std::fs::remove_file(f);
+            mkfifo(f)?;
+        }
+        let open = |f: &Path, write: bool| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(write)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(f)
+                .map_err(|e| format!("{}: {e}", f.display()))
+        };
+        Ok(Control {
+            ctl: open(ctl, true)?,
+            ack: open(ack, false)?,
+        })
+    }
+
+    /// Asks perf to enable its events and waits (at most [`START`]) for its `ack`, failing
+    /// if `child` exits first.
+    fn enable(&mut self, child: &mut Child, log: &Path) -> std::result::Result<(), String> {
+        use std::io::Read;
+        self.ctl
+            .write_all(b"enable\n")
+            .map_err(|e| format!("perf record's control FIFO: {e}"))?;
+        let deadline = Instant::now() + START;
+        let mut got = Vec::new();
+        loop {
+            let mut buf = [0u8; 64];
+            // Nothing yet is `WouldBlock`, or 0 before perf opens its end.
+            if let Ok(n) = self.ack.read(&mut buf) {
+                got.extend_from_slice(&buf[..n]);
+            }
+            if got.starts_with(b"ack") {
+                return Ok(());
+            }
+            if let Some(s) = child.exited() {
+                return Err(format!("perf record exited ({s}): {}", last_line(log)));
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "perf record did not enable its events within {} s: {}",
+                    START.as_secs(),
+                    last_line(log)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// mkfifo(3) with mode 0600.
+fn mkfifo(path: &Path) -> std::result::Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("{}: NUL in the path", path.display()))?;
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(format!("mkfifo {}: {e}", path.display()));
+    }
+    Ok(())
 }
 
 /// Whether `perf record` ended as it does after SIGINT: it re-raises the signal, or exits 0.

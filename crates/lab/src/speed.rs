@@ -16,7 +16,10 @@
 //! * with [`SpeedOptions::iperf3`], iperf3's figures over the same case in a second session
 //!   ([`crate::iperf::run_iperf3`], `{"skipped": ..}` when it is not installed);
 //! * with [`SpeedOptions::profile_dir`], for each nc case a `perf` profile of the sending
-//!   side's (client) gateway over the built-in transfer ([`crate::profile`]).
+//!   side's (client) gateway over a second run of the built-in transfer ([`crate::profile`]).
+//!   The figures above come from an unprofiled run: perf record costs the gateways CPU (on
+//!   a 2-vCPU machine nc's goodput fell 10 to 35 % while profiled, docs/speed.md), so the
+//!   profiled transfer's goodput is reported apart, in `profile`.
 
 use std::path::{Path, PathBuf};
 
@@ -28,7 +31,7 @@ use tcpnc_settings::{PathMode, PathSpec, PolicyOverrides, RedundancyPolicy, Swit
 
 use crate::error::{LabError, Result};
 use crate::iperf::run_iperf3;
-use crate::profile::{self, ProfileFiles, Profiler, Recording};
+use crate::profile::{self, ProfileFiles, Profiler};
 use crate::session::{Lab, Session};
 use crate::settings::{PathSettings, TransferSettings};
 use crate::transfer::run_transfer;
@@ -167,8 +170,9 @@ pub struct SpeedResult {
     /// `{"skipped": why}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iperf3: Option<Value>,
-    /// The sending side's gateway profile (nc cases with `--profile`): files and top
-    /// symbols, or `{"skipped": why}`.
+    /// The sending side's gateway profile over a second, profiled transfer (nc cases with
+    /// `--profile`): files, top symbols, that transfer's goodput and integrity; or
+    /// `{"skipped": why}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<Value>,
 }
@@ -220,15 +224,14 @@ fn run_case(
 ) -> Result<SpeedResult> {
     let mut session = Session::start(lab, case.mode, path, &case.coding())?;
     let pids = session.gateway_pids();
-    let profiler = opts
-        .profile_files(case)
-        .map(|files| start_profile(lab, pids.first().copied(), files));
     let before = cpu_seconds(&pids)?;
     let transfer = run_transfer(&mut session, t, bar)?;
     let after = cpu_seconds(&pids)?;
-    let recording = profiler.map(|p| p.and_then(Profiler::stop));
     let stats = session.finish()?;
-    let profile = recording.map(|r| report_profile(lab, r));
+    let profile = match opts.profile_files(case) {
+        Some(files) => Some(profile_case(lab, case, path, t, files, bar)?),
+        None => None,
+    };
     let iperf3 = if opts.iperf3 {
         let mut session = Session::start(lab, case.mode, path, &case.coding())?;
         let r = run_iperf3(&mut session, t)?;
@@ -259,23 +262,46 @@ fn run_case(
     })
 }
 
-/// `perf record` of process `pid` (perf from `PATH`), or why not.
-fn start_profile(
+/// A second session of `case` whose built-in transfer runs under `perf record` of the client
+/// gateway (perf from `PATH`, stopped after the last byte): the report with the profiled
+/// transfer's goodput and integrity, or `{"skipped": why}` (then no transfer runs).
+fn profile_case(
     lab: &Lab,
-    pid: Option<u32>,
+    case: &SpeedCase,
+    path: &PathSettings,
+    t: &TransferSettings,
     files: ProfileFiles,
-) -> std::result::Result<Profiler, String> {
-    let pid = pid.ok_or("no client gateway to profile")?;
+    bar: &ProgressBar,
+) -> Result<Value> {
+    let mut session = Session::start(lab, case.mode, path, &case.coding())?;
     let perf = crate::child::find_on_path("perf");
-    Profiler::start(perf.as_deref(), pid, files, &lab.file("perf-record", "log"))
-}
-
-/// The report of a recording, or why there is none.
-fn report_profile(lab: &Lab, r: std::result::Result<Recording, String>) -> Value {
-    match r {
-        Ok(rec) => rec.report(&lab.file("perf-report", "log")),
+    let log = lab.file("perf-record", "log");
+    let started = match session.gateway_pids().first() {
+        Some(&pid) => Profiler::start(perf.as_deref(), pid, files, &log),
+        None => Err("no client gateway to profile".into()),
+    };
+    let profiler = match started {
+        Ok(p) => p,
+        Err(why) => {
+            session.finish()?;
+            return Ok(profile::skipped(why));
+        }
+    };
+    bar.set_prefix(format!("{} (profiled)", case.label()));
+    let transfer = run_transfer(&mut session, t, bar)?;
+    let recording = profiler.stop();
+    session.finish()?;
+    Ok(match recording {
+        Ok(rec) => {
+            let mut v = rec.report(&lab.file("perf-report", "log"));
+            if let Some(o) = v.as_object_mut().filter(|o| !o.contains_key("skipped")) {
+                o.insert("goodput_mbit".into(), transfer.goodput_mbit.into());
+                o.insert("integrity_ok".into(), transfer.integrity_ok.into());
+            }
+            v
+        }
         Err(why) => profile::skipped(why),
-    }
+    })
 }
 
 fn per_call(a: &GatewayCounters, b: &GatewayCounters) -> PacketsPerCall {
