@@ -18,7 +18,7 @@
 //! * with [`SpeedOptions::profile_dir`], for each nc case a `perf` profile of the sending
 //!   side's (client) gateway over a second run of the built-in transfer ([`crate::profile`]).
 //!   The figures above come from an unprofiled run: perf record costs the gateways CPU (on
-//!   a 2-vCPU machine nc's goodput fell 10 to 35 % while profiled, docs/speed.md), so the
+//!   a 2-vCPU machine nc's goodput fell 9 to 34 % while profiled, docs/speed.md), so the
 //!   profiled transfer's goodput is reported apart, in `profile`.
 
 use std::path::{Path, PathBuf};
