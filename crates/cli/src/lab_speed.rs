@@ -1,11 +1,13 @@
 //! `tcpnc lab speed`: the gateway data path at full speed (wiring only; see
 //! `tcpnc_lab::speed`).
 
-use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
 use clap::Args;
-use serde_json::json;
+use serde_json::{Value, json};
 use tcpnc_lab::settings::TransferSettings;
-use tcpnc_lab::speed::{self, SpeedCase, SpeedResult};
+use tcpnc_lab::speed::{self, SpeedCase, SpeedOptions, SpeedResult};
 use tcpnc_lab::{Lab, guard, progress};
 use tcpnc_settings::{CongestionControl, Switch};
 
@@ -48,6 +50,19 @@ pub struct SpeedArgs {
     /// own drops in the `drops` columns.
     #[arg(long, value_name = "N")]
     pub queue_packets: Option<usize>,
+    /// Also measure each case with iperf3 when it is installed (a second session per case,
+    /// same bytes and congestion control; its goodput is the `iperf3` column and key). Without
+    /// iperf3 each case says `{"skipped": "iperf3 is not installed"}`; the run goes on.
+    #[arg(long)]
+    pub iperf3: bool,
+    /// Write a `perf` profile of each nc case's sending-side (client) gateway into DIR
+    /// (created if needed): a second run of the case's built-in transfer under `perf record -g`
+    /// to `DIR/<case>.perf.data`, then `perf report --stdio --no-children` to
+    /// `DIR/<case>.perf.txt` (e.g. `nc-w12-r1.0.perf.txt`). The table's figures stay those of
+    /// the unprofiled run (perf slows the gateways); the profiled run's goodput is in the JSON.
+    /// Without a working `perf` the case says `{"skipped": why}`; the run goes on.
+    #[arg(long, value_name = "DIR")]
+    pub profile: Option<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -71,15 +86,24 @@ pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
         series: false,
         warmup_bytes: 0,
     };
+    if let Some(dir) = &a.profile {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the profile directory {}", dir.display()))?;
+    }
+    let opts = SpeedOptions {
+        iperf3: a.iperf3,
+        profile_dir: a.profile.clone(),
+    };
     let bar = progress::bar(!a.json);
     let load_before = speed::load_average();
-    let results = speed::run_speed(&mut lab, &cases, &t, &bar)?;
+    let results = speed::run_speed(&mut lab, &cases, &t, &opts, &bar)?;
     bar.finish_and_clear();
     let report = json!({
         "settings": {
             "bytes": t.bytes, "flows": t.flows, "cc": t.cc, "tunnel": lab.tunnel,
             "path": "gateways joined directly (kernel forwarding in the emulator namespace, no relay)",
             "field_tier": tcpnc_field::selected_tier().name(),
+            "iperf3": a.iperf3, "profile_dir": a.profile,
         },
         "load_average_before": load_before,
         "load_average_after": speed::load_average(),
@@ -90,13 +114,18 @@ pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
     } else {
         print_table(&report, &results);
     }
-    if results.iter().any(|r| !r.integrity_ok) {
+    let profiled_ok = |r: &SpeedResult| {
+        r.profile
+            .as_ref()
+            .is_none_or(|p| p["integrity_ok"] != false)
+    };
+    if results.iter().any(|r| !r.integrity_ok || !profiled_ok(r)) {
         bail!("integrity check failed (sha256 or byte count differ)");
     }
     Ok(())
 }
 
-fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
+fn print_table(report: &Value, results: &[SpeedResult]) {
     println!(
         "tcpnc lab speed: {} bytes x {} flow(s), {}, tunnel {}, tier {}; load average {} -> {}",
         report["settings"]["bytes"],
@@ -107,7 +136,8 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
         report["load_average_before"],
         report["load_average_after"],
     );
-    println!(
+    let iperf3 = report["settings"]["iperf3"] == true;
+    let mut head = format!(
         "{:>12} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>4}",
         "case",
         "Mbit/s",
@@ -122,10 +152,14 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
         "offload",
         "gso"
     );
+    if iperf3 {
+        head.push_str(&format!(" {:>8}", "iperf3"));
+    }
+    println!("{head}");
     for r in results {
         let p = &r.packets_per_call;
         let d = &r.drops;
-        println!(
+        let mut row = format!(
             "{:>12} {:>10.1} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>5} {:>8} {:>4}",
             r.case.label(),
             r.goodput_mbit,
@@ -140,9 +174,86 @@ fn print_table(report: &serde_json::Value, results: &[SpeedResult]) {
             if r.tun_offload { "on" } else { "off" },
             if r.udp_gso { "on" } else { "off" }
         );
+        if iperf3 {
+            row.push_str(&format!(" {:>8}", iperf3_cell(r.iperf3.as_ref())));
+        }
+        println!("{row}");
     }
     println!(
         "(tun/udp columns: packets per system call, both gateways; tx/msg: datagrams per \
-         kernel message, above 1 with UDP GSO)"
+         kernel message, above 1 with UDP GSO{})",
+        if iperf3 {
+            "; iperf3: its goodput in Mbit/s, a second session of the case"
+        } else {
+            ""
+        }
     );
+    for r in results {
+        if let Some(why) = r.iperf3.as_ref().and_then(|v| v["skipped"].as_str()) {
+            println!("iperf3 {}: skipped ({why})", r.case.label());
+        }
+        if let Some(p) = &r.profile {
+            println!("profile {}: {}", r.case.label(), profile_line(p));
+        }
+    }
+}
+
+/// iperf3's goodput, Mbit/s, or `skipped`.
+fn iperf3_cell(v: Option<&Value>) -> String {
+    match v.and_then(|v| v["goodput_mbit"].as_f64()) {
+        Some(g) => format!("{g:.1}"),
+        None => "skipped".into(),
+    }
+}
+
+/// `DIR/x.perf.txt (4K samples): 12.3% sym, ...` (the three costliest), or `skipped (why)`.
+fn profile_line(p: &Value) -> String {
+    if let Some(why) = p["skipped"].as_str() {
+        return format!("skipped ({why})");
+    }
+    let top: Vec<String> = p["top"]
+        .as_array()
+        .map(|a| a.iter().take(3).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| {
+            let pct = e["percent"].as_f64().unwrap_or(0.0);
+            format!("{pct:.1}% {}", e["symbol"].as_str().unwrap_or("?"))
+        })
+        .collect();
+    format!(
+        "{} ({}, {:.1} Mbit/s profiled); top: {}",
+        p["report"].as_str().unwrap_or("?"),
+        p["samples"].as_str().unwrap_or("no samples"),
+        p["goodput_mbit"].as_f64().unwrap_or(0.0),
+        top.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iperf3_and_profile_cells() {
+        assert_eq!(
+            iperf3_cell(Some(&json!({"goodput_mbit": 812.345}))),
+            "812.3"
+        );
+        let skipped = json!({"skipped": "iperf3 is not installed"});
+        assert_eq!(iperf3_cell(Some(&skipped)), "skipped");
+        let p = json!({"skipped": "perf is not installed"});
+        assert_eq!(profile_line(&p), "skipped (perf is not installed)");
+        let p = json!({
+            "report": "/p/nc-w12-r1.0.perf.txt",
+            "samples": "4K of event 'cpu-clock:ppp'",
+            "top": [{"percent": 12.34, "symbol": "a"}, {"percent": 5.0, "symbol": "b"}],
+            "goodput_mbit": 1234.56,
+        });
+        assert_eq!(
+            profile_line(&p),
+            "/p/nc-w12-r1.0.perf.txt (4K of event 'cpu-clock:ppp', 1234.6 Mbit/s profiled); \
+             top: 12.3% a, 5.0% b"
+        );
+    }
 }

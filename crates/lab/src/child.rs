@@ -152,6 +152,20 @@ impl Child {
         self.status
     }
 
+    /// SIGINT (as Ctrl-C: `perf record` writes its data and exits), then waits up to `grace`
+    /// for the child to exit; [`Child::stop`] after that. Reaps. Idempotent.
+    pub fn interrupt(&mut self, grace: Duration) -> Option<ExitStatus> {
+        if self.exited().is_none() {
+            // SAFETY: kill(2) of our own unreaped child.
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+            let deadline = Instant::now() + grace;
+            while self.exited().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        self.stop()
+    }
+
     /// SIGKILL (no chance to clean up, as `kill -9`), then reaps.
     pub fn kill9(&mut self) {
         self.kill();
@@ -180,6 +194,14 @@ impl Drop for Child {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The first file named `name` in a directory of `PATH` (an installed program), if any.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 /// The last 15 lines of `log`, formatted for an error message.

@@ -16,10 +16,7 @@ pub const IPERF_PORT: u16 = 5202;
 
 /// The iperf3 binary on `PATH`, if any.
 pub fn find_iperf3() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("iperf3"))
-        .find(|p| p.is_file())
+    crate::child::find_on_path("iperf3")
 }
 
 /// Runs `iperf3 -c` (client namespace) against `iperf3 -s -1` (server namespace) for

@@ -10,7 +10,8 @@
 //!   arguments from the path settings); [`transfer`]: one
 //!   measured transfer; [`measure`]: measurements and `compare` (the demo is an experiment
 //!   plan run by `tcpnc-experiment`); [`http`]: a stock HTTP client and server across the tunnel.
-//! * [`speed`]: `tcpnc lab speed`, the gateways joined directly at full speed.
+//! * [`speed`]: `tcpnc lab speed`, the gateways joined directly at full speed ([`profile`]:
+//!   its `perf` profiles).
 //! * [`traffic`] and [`tcpinfo`]: the source and sink themselves.
 //! * [`stream`] and [`frames`]: `tcpnc lab stream`, frames at their times (issue 12).
 
@@ -26,6 +27,7 @@ pub mod iperf;
 pub mod measure;
 pub mod netns;
 pub mod netstat;
+pub mod profile;
 pub mod progress;
 pub mod series;
 pub mod session;

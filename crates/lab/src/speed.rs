@@ -12,9 +12,16 @@
 //! * packets per system call on the TUN and UDP sides (the gateways' own `*_calls` counters);
 //! * the gateways' own drops (input queue full, TUN write and read errors, UDP send errors,
 //!   the engines' transmit and local queues);
-//! * whether both gateways ran their TUN with offloads (`tun_offload`, [`Lab::tun_offload`]).
+//! * whether both gateways ran their TUN with offloads (`tun_offload`, [`Lab::tun_offload`]);
+//! * with [`SpeedOptions::iperf3`], iperf3's figures over the same case in a second session
+//!   ([`crate::iperf::run_iperf3`], `{"skipped": ..}` when it is not installed);
+//! * with [`SpeedOptions::profile_dir`], for each nc case a `perf` profile of the sending
+//!   side's (client) gateway over a second run of the built-in transfer ([`crate::profile`]).
+//!   The figures above come from an unprofiled run: perf record costs the gateways CPU (on
+//!   a 2-vCPU machine nc's goodput fell 9 to 34 % while profiled, docs/speed.md), so the
+//!   profiled transfer's goodput is reported apart, in `profile`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
 use serde::Serialize;
@@ -23,6 +30,8 @@ use tcpnc_gateway::stats::{GatewayCounters, Snapshot};
 use tcpnc_settings::{PathMode, PathSpec, PolicyOverrides, RedundancyPolicy, Switch};
 
 use crate::error::{LabError, Result};
+use crate::iperf::run_iperf3;
+use crate::profile::{self, ProfileFiles, Profiler};
 use crate::session::{Lab, Session};
 use crate::settings::{PathSettings, TransferSettings};
 use crate::transfer::run_transfer;
@@ -159,13 +168,41 @@ pub struct SpeedResult {
     pub workers: [usize; 2],
     /// The gateways' final counters (`{"client": .., "server": ..}`).
     pub gateways: Value,
+    /// iperf3's figures in a second session of the same case (with `--iperf3`), or
+    /// `{"skipped": why}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iperf3: Option<Value>,
+    /// The sending side's gateway profile over a second, profiled transfer (nc cases with
+    /// `--profile`): files, top symbols, that transfer's goodput and integrity; or
+    /// `{"skipped": why}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Value>,
 }
 
-/// Runs every case on `lab` (whose `direct_gateways` this sets) with transfer `t`.
+/// What a speed run measures besides the built-in source and sink.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SpeedOptions {
+    /// Run iperf3 (when installed) over each case, in a second session.
+    pub iperf3: bool,
+    /// Write a `perf` profile of each nc case's client gateway into this directory.
+    pub profile_dir: Option<PathBuf>,
+}
+
+impl SpeedOptions {
+    /// The profile of `case` goes to these files (nc cases, with a profile directory).
+    fn profile_files(&self, case: &SpeedCase) -> Option<ProfileFiles> {
+        let dir = self.profile_dir.as_ref()?;
+        (case.mode == PathMode::Nc).then(|| ProfileFiles::new(dir, &case.label()))
+    }
+}
+
+/// Runs every case on `lab` (whose `direct_gateways` this sets) with transfer `t`, and what
+/// `opts` adds.
 pub fn run_speed(
     lab: &mut Lab,
     cases: &[SpeedCase],
     t: &TransferSettings,
+    opts: &SpeedOptions,
     bar: &ProgressBar,
 ) -> Result<Vec<SpeedResult>> {
     lab.direct_gateways = true;
@@ -174,7 +211,7 @@ pub fn run_speed(
     let mut out = Vec::with_capacity(cases.len());
     for case in cases {
         bar.set_prefix(case.label());
-        out.push(run_case(lab, case, &path, t, bar)?);
+        out.push(run_case(lab, case, &path, t, opts, bar)?);
     }
     Ok(out)
 }
@@ -184,6 +221,7 @@ fn run_case(
     case: &SpeedCase,
     path: &PathSettings,
     t: &TransferSettings,
+    opts: &SpeedOptions,
     bar: &ProgressBar,
 ) -> Result<SpeedResult> {
     let mut session = Session::start(lab, case.mode, path, &case.coding())?;
@@ -192,6 +230,18 @@ fn run_case(
     let transfer = run_transfer(&mut session, t, bar)?;
     let after = cpu_seconds(&pids)?;
     let stats = session.finish()?;
+    let profile = match opts.profile_files(case) {
+        Some(files) => Some(profile_case(lab, case, path, t, files, bar)?),
+        None => None,
+    };
+    let iperf3 = if opts.iperf3 {
+        let mut session = Session::start(lab, case.mode, path, &case.coding())?;
+        let r = run_iperf3(&mut session, t)?;
+        session.finish()?;
+        Some(r)
+    } else {
+        None
+    };
     let g = stats
         .gateways
         .ok_or_else(|| LabError::Invalid("no gateway counters".into()))?;
@@ -210,6 +260,50 @@ fn run_case(
         udp_gso: g.client.udp_gso && g.server.udp_gso,
         workers: [g.client.workers, g.server.workers],
         gateways: serde_json::to_value(&g).unwrap_or(Value::Null),
+        iperf3,
+        profile,
+    })
+}
+
+/// A second session of `case` whose built-in transfer runs under `perf record` of the client
+/// gateway (perf from `PATH`, stopped after the last byte): the report with the profiled
+/// transfer's goodput and integrity, or `{"skipped": why}` (then no transfer runs).
+fn profile_case(
+    lab: &Lab,
+    case: &SpeedCase,
+    path: &PathSettings,
+    t: &TransferSettings,
+    files: ProfileFiles,
+    bar: &ProgressBar,
+) -> Result<Value> {
+    let mut session = Session::start(lab, case.mode, path, &case.coding())?;
+    let perf = crate::child::find_on_path("perf");
+    let log = lab.file("perf-record", "log");
+    let started = match session.gateway_pids().first() {
+        Some(&pid) => Profiler::start(perf.as_deref(), pid, files, &log),
+        None => Err("no client gateway to profile".into()),
+    };
+    let profiler = match started {
+        Ok(p) => p,
+        Err(why) => {
+            session.finish()?;
+            return Ok(profile::skipped(why));
+        }
+    };
+    bar.set_prefix(format!("{} (profiled)", case.label()));
+    let transfer = run_transfer(&mut session, t, bar)?;
+    let recording = profiler.stop();
+    session.finish()?;
+    Ok(match recording {
+        Ok(rec) => {
+            let mut v = rec.report(&lab.file("perf-report", "log"));
+            if let Some(o) = v.as_object_mut().filter(|o| !o.contains_key("skipped")) {
+                o.insert("goodput_mbit".into(), transfer.goodput_mbit.into());
+                o.insert("integrity_ok".into(), transfer.integrity_ok.into());
+            }
+            v
+        }
+        Err(why) => profile::skipped(why),
     })
 }
 
@@ -315,6 +409,47 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s[1].label(), "nc W12 R1.0 ca-off");
         assert_eq!(s[1].coding().coalesce_acks, Some(Switch::Off));
+    }
+
+    /// Only nc cases are profiled, into `<dir>/<slug of the label>.perf.*`; `iperf3` and
+    /// `profile` appear in the JSON only when asked for, `{"skipped": ..}` when unavailable.
+    #[test]
+    fn extras_per_case() {
+        let cases = SpeedCase::set(true, &[12], &[1.0], &[Switch::Off]);
+        let opts = SpeedOptions {
+            iperf3: true,
+            profile_dir: Some(PathBuf::from("/p")),
+        };
+        assert_eq!(opts.profile_files(&cases[0]), None);
+        let f = opts.profile_files(&cases[1]).expect("nc is profiled");
+        assert_eq!(f.data, Path::new("/p/nc-w12-r1.0-ca-off.perf.data"));
+        assert_eq!(SpeedOptions::default().profile_files(&cases[1]), None);
+        let mut r = SpeedResult {
+            case: cases[1],
+            goodput_mbit: 1.0,
+            integrity_ok: true,
+            retransmits: 0,
+            cpu_s: [0.0; 2],
+            cpu_s_per_gb: 0.0,
+            packets_per_call: PacketsPerCall::default(),
+            drops: GatewayDrops::default(),
+            tun_offload: true,
+            udp_gso: true,
+            gateways: Value::Null,
+            iperf3: None,
+            profile: None,
+        };
+        let v = serde_json::to_value(&r).unwrap_or_default();
+        assert!(
+            v.get("iperf3").is_none() && v.get("profile").is_none(),
+            "{v}"
+        );
+        r.iperf3 = Some(serde_json::json!({"skipped": "iperf3 is not installed"}));
+        r.profile = Some(profile::skipped("perf is not installed"));
+        let v = serde_json::to_value(&r).unwrap_or_default();
+        assert_eq!(v["iperf3"]["skipped"], "iperf3 is not installed");
+        assert_eq!(v["profile"]["skipped"], "perf is not installed");
+        assert_eq!(v["window"], 12);
     }
 
     fn snapshot(queue_drops: u64, engine: Value) -> Snapshot {
