@@ -111,6 +111,29 @@ fn many_flows_cross_gateways_with_three_workers() {
     many_flows_cross(3);
 }
 
+/// 64 TCP flows x 4 segments, one ICMP echo, one UDP datagram to a routed subnet.
+fn flows_and_non_tcp() -> Vec<Vec<u8>> {
+    let mut sent = Vec::new();
+    for flow in 0..64u16 {
+        for seg in 0..4u32 {
+            let data = vec![(flow as u8) ^ (seg as u8); 100 + usize::from(flow)];
+            sent.push(common::tcp(A, B, 40000 + flow, 80, seg * 1000, &data));
+        }
+    }
+    sent.push(common::icmp_echo(A, B, 7, b"ping"));
+    sent.push(common::udp(A, [10, 88, 3, 4], 5353, 53, b"query"));
+    sent
+}
+
+/// The TCP packets of `ps` from source port `port`, in order.
+fn of_flow(ps: &[Vec<u8>], port: u16) -> Vec<Vec<u8>> {
+    let p = port.to_be_bytes();
+    ps.iter()
+        .filter(|x| x[9] == 6 && x[20..22] == p)
+        .cloned()
+        .collect()
+}
+
 fn many_flows_cross(shards: usize) {
     let net = FakeNet::new();
     let (ua, ub) = (
@@ -129,16 +152,7 @@ fn many_flows_cross(shards: usize) {
     let (ga, ha) = start_sharded(&ca, ua, pass_throughs, Some(stats_a.clone()), shards);
     let (gb, hb) = start_sharded(&cb, ub, pass_throughs, None, shards);
 
-    // 64 TCP flows x 4 segments, one ICMP echo, one UDP datagram to a routed subnet.
-    let mut sent = Vec::new();
-    for flow in 0..64u16 {
-        for seg in 0..4u32 {
-            let data = vec![(flow as u8) ^ (seg as u8); 100 + usize::from(flow)];
-            sent.push(common::tcp(A, B, 40000 + flow, 80, seg * 1000, &data));
-        }
-    }
-    sent.push(common::icmp_echo(A, B, 7, b"ping"));
-    sent.push(common::udp(A, [10, 88, 3, 4], 5353, 53, b"query"));
+    let sent = flows_and_non_tcp();
     for p in &sent {
         ha.inject.send(p.clone()).unwrap();
     }
@@ -156,13 +170,6 @@ fn many_flows_cross(shards: usize) {
     g.sort();
     s.sort();
     assert_eq!(g, s, "B's TUN must see exactly the packets A's TUN read");
-    let of_flow = |ps: &[Vec<u8>], port: u16| -> Vec<Vec<u8>> {
-        let p = port.to_be_bytes();
-        ps.iter()
-            .filter(|x| x[9] == 6 && x[20..22] == p)
-            .cloned()
-            .collect()
-    };
     for port in 40000..40064 {
         assert_eq!(
             of_flow(&got, port),
