@@ -246,8 +246,12 @@ impl Worker {
             match self.rx.recv_timeout(wake.saturating_sub(now)) {
                 Ok(parcel) => {
                     self.feed(parcel);
-                    while let Ok(parcel) = self.rx.try_recv() {
-                        self.feed(parcel);
+                    // Up to 8 more parcels before the engines' output goes back.
+                    for _ in 0..8 {
+                        match self.rx.try_recv() {
+                            Ok(parcel) => self.feed(parcel),
+                            Err(_) => break,
+                        }
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
