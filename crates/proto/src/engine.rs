@@ -24,7 +24,7 @@ pub use reset::{PROVOKE_EVERY, PROVOKES, RESET_MEMORY};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use tcpnc_wire::{AckRepr, DataRepr, FlowId, FrameRepr, KeepaliveRepr};
+use tcpnc_wire::{AckRepr, DataPacket, DataRepr, FlowId, FrameRepr, FrameType, KeepaliveRepr};
 
 use crate::config::{ConfigError, EngineConfig, HANDSHAKE_DEDUPE};
 use crate::connection::Connection;
@@ -52,6 +52,9 @@ pub struct Engine {
     reset_conns: BTreeMap<ConnKey, reset::ResetConn>,
     /// Handshake protection copies still to send (`engine/handshake_copies.rs`).
     handshake_copies: handshake_copies::HandshakeCopies,
+    /// The header of the DATA frame being received, parsed in place
+    /// ([`DataRepr::parse_into`]: no allocation per frame).
+    rx_header: DataRepr,
 }
 
 impl Engine {
@@ -66,6 +69,7 @@ impl Engine {
             flows: BTreeMap::new(),
             reset_conns: BTreeMap::new(),
             handshake_copies: Default::default(),
+            rx_header: DataRepr::default(),
         })
     }
 
@@ -227,6 +231,10 @@ impl Engine {
     /// Takes one datagram from the peer gateway.
     pub fn handle_datagram(&mut self, now: Duration, datagram: &[u8]) {
         self.out.stats.datagrams_received += 1;
+        if datagram.get(1) == Some(&u8::from(FrameType::Data)) {
+            self.data_datagram(now, datagram);
+            return;
+        }
         let frame = match FrameRepr::parse(datagram) {
             Ok(f) => f,
             Err(_) => {
@@ -247,6 +255,23 @@ impl Engine {
             }
             FrameRepr::Keepalive(k) => self.peer_keepalive(k),
         }
+    }
+
+    /// A datagram of type DATA, its header parsed into the reused `rx_header`.
+    fn data_datagram(&mut self, now: Duration, datagram: &[u8]) {
+        let mut header = std::mem::take(&mut self.rx_header);
+        let packet = DataPacket::new_unchecked(datagram);
+        match DataRepr::parse_into(&packet, &mut header) {
+            Ok(()) => self.peer_data(now, &header, &datagram[packet.header_len()..]),
+            Err(_) => {
+                self.out.stats.datagrams_malformed += 1;
+                self.out.event(Event::Dropped {
+                    flow: None,
+                    reason: DropReason::MalformedDatagram,
+                });
+            }
+        }
+        self.rx_header = header;
     }
 
     /// A DATA frame from the peer: the receiver half of its flow (created on demand).

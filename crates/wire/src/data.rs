@@ -390,6 +390,24 @@ pub struct DataRepr {
     pub coefficients: Coefficients,
 }
 
+impl Default for DataRepr {
+    /// An empty header (no ranges; IPv4 flow of unspecified addresses): a buffer for
+    /// [`DataRepr::parse_into`], not a valid frame.
+    fn default() -> Self {
+        let any = std::net::Ipv4Addr::UNSPECIFIED;
+        DataRepr {
+            redundant: false,
+            flush: false,
+            flow: FlowId::v4(any, 0, any, 0),
+            pid: 0,
+            base: 0,
+            first_index: 0,
+            ranges: Vec::new(),
+            coefficients: Coefficients::Systematic,
+        }
+    }
+}
+
 impl DataRepr {
     /// Checks the invariants listed on the type.
     pub fn validate(&self) -> Result<()> {
@@ -457,6 +475,15 @@ impl DataRepr {
 
     /// Parses and validates the header of a DATA frame (the payload is `packet.payload()`).
     pub fn parse<T: AsRef<[u8]>>(packet: &DataPacket<T>) -> Result<DataRepr> {
+        let mut out = DataRepr::default();
+        DataRepr::parse_into(packet, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`DataRepr::parse`] into `out`, reusing its range and coefficient buffers: a receiver
+    /// that keeps one `DataRepr` parses every frame without allocating. On error `out` holds
+    /// unspecified (valid, but meaningless) values.
+    pub fn parse_into<T: AsRef<[u8]>>(packet: &DataPacket<T>, out: &mut DataRepr) -> Result<()> {
         check_preamble(packet.buffer.as_ref(), FrameType::Data)?;
         packet.check_len()?;
         let f = packet.flags();
@@ -480,22 +507,30 @@ impl DataRepr {
             (false, true) => {
                 Coefficients::Seeded(u32_at(packet.buffer.as_ref(), packet.coeff_offset()))
             }
-            (false, false) => Coefficients::Explicit(packet.coefficients().to_vec()),
+            (false, false) => {
+                let old = std::mem::replace(&mut out.coefficients, Coefficients::Systematic);
+                let mut c = match old {
+                    Coefficients::Explicit(v) => v,
+                    _ => Vec::new(),
+                };
+                c.clear();
+                c.extend_from_slice(packet.coefficients());
+                Coefficients::Explicit(c)
+            }
         };
-        let ranges: Vec<SeqRange> = packet.ranges().collect();
-        if RangeForm::of(&ranges) != form {
+        out.ranges.clear();
+        out.ranges.extend(packet.ranges());
+        if RangeForm::of(&out.ranges) != form {
             return Err(WireError::NonCanonical);
         }
-        Ok(DataRepr {
-            redundant: f & flags::REDUNDANT != 0,
-            flush: f & flags::FLUSH != 0,
-            flow: packet.flow(),
-            pid: packet.pid(),
-            base: packet.base(),
-            first_index: packet.first_index(),
-            ranges,
-            coefficients,
-        })
+        out.redundant = f & flags::REDUNDANT != 0;
+        out.flush = f & flags::FLUSH != 0;
+        out.flow = packet.flow();
+        out.pid = packet.pid();
+        out.base = packet.base();
+        out.first_index = packet.first_index();
+        out.coefficients = coefficients;
+        Ok(())
     }
 
     /// Header length: the offset of the payload (see [`crate::data_header_len`]; at most

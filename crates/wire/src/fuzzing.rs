@@ -1,14 +1,17 @@
 //! Fuzzing driver, shared by the cargo-fuzz target (`fuzz/fuzz_targets/parse_frame.rs`) and a
 //! proptest in the normal test suite. Not part of the stable API.
 
-use crate::{AckPacket, DataPacket, FrameRepr, KeepalivePacket};
+use crate::{AckPacket, Coefficients, DataPacket, DataRepr, FrameRepr, KeepalivePacket, SeqRange};
 
 /// Parses `data` as a frame; the parse must not panic, and if it succeeds, re-emitting the
 /// representation must reproduce `data` exactly and the zero-copy views must agree with it.
+/// A DATA frame parsed into a reused header ([`DataRepr::parse_into`]) gives what
+/// [`DataRepr::parse`] gives, the same error included.
 ///
 /// # Panics
 /// When one of those properties is violated (that is the point).
 pub fn parse_any(data: &[u8]) {
+    parse_into_agrees(&DataPacket::new_unchecked(data));
     let Ok(repr) = FrameRepr::parse(data) else {
         return;
     };
@@ -52,5 +55,23 @@ pub fn parse_any(data: &[u8]) {
             assert_eq!(p.nonce(), k.nonce);
         }
         FrameRepr::Bypass(b) => assert_eq!(b.packet(), &data[2..]),
+    }
+}
+
+/// `parse_into` over a header left from another frame (explicit coefficients, three ranges)
+/// equals `parse`.
+fn parse_into_agrees(p: &DataPacket<&[u8]>) {
+    let mut reused = DataRepr {
+        ranges: vec![SeqRange { start: 1, end: 2 }; 3],
+        coefficients: Coefficients::Explicit(vec![7; 3]),
+        ..DataRepr::default()
+    };
+    let into = DataRepr::parse_into(p, &mut reused);
+    match DataRepr::parse(p) {
+        Ok(h) => {
+            assert_eq!(into, Ok(()), "parse_into fails where parse succeeds");
+            assert_eq!(reused, h, "parse_into differs from parse");
+        }
+        Err(e) => assert_eq!(into, Err(e), "parse_into and parse fail differently"),
     }
 }

@@ -138,7 +138,12 @@ impl ReceiverHalf {
         }
         if cut > decoder.base() {
             decoder.drop_below(cut);
-            self.symbols = self.symbols.split_off(&cut);
+            // Popped one by one: `split_off` would build a new tree per frame.
+            while let Some(first) = self.symbols.first_entry()
+                && *first.key() < cut
+            {
+                first.remove();
+            }
             self.frontier_index = self.frontier_index.max(cut);
         }
     }
