@@ -31,7 +31,7 @@
 
 use std::collections::VecDeque;
 
-use crate::tcp::{TcpError, TcpFlags, TcpPacket, seq_add, seq_diff, seq_gt, seq_lt, trim};
+use crate::tcp::{TcpError, TcpFlags, TcpPacket, seq_add, seq_diff, seq_gt, seq_lt, trim_into};
 
 /// Largest sequence span the buffer covers (RFC 7323 windows are below 2^30 as well).
 pub const MAX_SPAN: u32 = 1 << 30;
@@ -206,7 +206,12 @@ pub struct CodingBuffer {
     anchor: Option<(u32, u32)>,
     bytes: usize,
     stats: CodingBufferStats,
+    /// Buffers of removed packets, reused by the next inserts (at most [`SPARE_BUFFERS`]).
+    spare: Vec<Vec<u8>>,
 }
+
+/// Removed packets' buffers a coding buffer keeps for reuse.
+const SPARE_BUFFERS: usize = 64;
 
 impl CodingBuffer {
     /// An empty buffer, anchored by the first `insert` or `acknowledge`.
@@ -218,6 +223,7 @@ impl CodingBuffer {
             anchor: None,
             bytes: 0,
             stats: CodingBufferStats::default(),
+            spare: Vec::new(),
         }
     }
 
@@ -267,7 +273,8 @@ impl CodingBuffer {
                 out.dropped = Some(DropReason::Gap);
                 out.dropped_seq = new_seq;
             } else {
-                let bytes = trim(pkt, high, e)?;
+                let mut bytes = self.spare.pop().unwrap_or_default();
+                trim_into(pkt, high, e, &mut bytes)?;
                 let fits = self.packets.is_empty()
                     || (self.packets.len() < self.limits.max_packets.max(1)
                         && self.bytes + bytes.len() <= self.limits.max_bytes
@@ -294,6 +301,7 @@ impl CodingBuffer {
                 } else {
                     out.dropped = Some(DropReason::Full);
                     out.dropped_seq = new_seq;
+                    self.spare.push(bytes);
                 }
             }
         }
@@ -359,6 +367,9 @@ impl CodingBuffer {
             if let Some(p) = self.packets.pop_front() {
                 self.bytes -= p.bytes.len();
                 n += 1;
+                if self.spare.len() < SPARE_BUFFERS {
+                    self.spare.push(p.bytes);
+                }
             }
         }
         if n > 0 {

@@ -37,6 +37,7 @@ pub use seq::{
 };
 pub use subheader::{
     SUBHEADER_MIN, Subheader, rebuild_packet, rebuild_packet_into, split, subheader_checksum, trim,
+    trim_into,
 };
 
 /// Why a packet or subheader could not be handled.

@@ -194,6 +194,20 @@ pub fn subheader_checksum(src: IpAddr, dst: IpAddr, ports: [u8; 4], sub: &[u8]) 
 /// `first`). The TCP checksum is recomputed over the new segment (pseudo-header from the packet's
 /// addresses). The whole range returns the original bytes untouched.
 pub fn trim(pkt: &TcpPacket<'_>, first: u32, last: u32) -> Result<Vec<u8>, TcpError> {
+    let mut out = Vec::new();
+    trim_into(pkt, first, last, &mut out)?;
+    Ok(out)
+}
+
+/// [`trim`] into `out` (cleared first; its capacity is reused, so a caller that keeps its
+/// buffers trims without allocating).
+pub fn trim_into(
+    pkt: &TcpPacket<'_>,
+    first: u32,
+    last: u32,
+    out: &mut Vec<u8>,
+) -> Result<(), TcpError> {
+    out.clear();
     let seq = pkt.tcp.seq;
     let len = pkt.seq_len();
     let out_of_range = TcpError::RangeOutsideSegment { first, last };
@@ -205,7 +219,8 @@ pub fn trim(pkt: &TcpPacket<'_>, first: u32, last: u32) -> Result<Vec<u8>, TcpEr
         return Err(out_of_range);
     }
     if first == seq && last == last_occupied {
-        return Ok(pkt.subheader().to_vec());
+        out.extend_from_slice(pkt.subheader());
+        return Ok(());
     }
     let flags = pkt.tcp.flags;
     let syn = flags.contains(TcpFlags::SYN);
@@ -239,14 +254,13 @@ pub fn trim(pkt: &TcpPacket<'_>, first: u32, last: u32) -> Result<Vec<u8>, TcpEr
         }
     }
     let sub_hdr = &pkt.subheader()[..pkt.tcp.header_len - 4];
-    let mut out = Vec::with_capacity(sub_hdr.len() + data.len());
     out.extend_from_slice(sub_hdr);
     out.extend_from_slice(data);
     out[0..4].copy_from_slice(&first.to_be_bytes());
     out[9] = new_flags.bits();
     out[12..14].copy_from_slice(&[0, 0]);
     out[14..16].copy_from_slice(&urgent.to_be_bytes());
-    let c = subheader_checksum(pkt.ip.src, pkt.ip.dst, pkt.flow().port_bytes(), &out);
+    let c = subheader_checksum(pkt.ip.src, pkt.ip.dst, pkt.flow().port_bytes(), out);
     out[12..14].copy_from_slice(&c.to_be_bytes());
-    Ok(out)
+    Ok(())
 }

@@ -1,0 +1,124 @@
+//! Neither engine allocates per frame once warm (issue 14: "no per-frame allocation in the
+//! sender … or receiver"):
+//!
+//! * the sender buffers each segment in a buffer a removed packet left
+//!   (`CodingBuffer`'s spare buffers, `tcp::trim_into`) and builds its frames and TCP ACKs in
+//!   buffers the caller hands back (`Engine::recycle`);
+//! * the receiver parses each DATA header into the engine's reused `DataRepr`
+//!   (`DataRepr::parse_into`), decodes in buffers it keeps, and pops dropped symbols.
+//!
+//! Allocations are counted with `dhat`'s heap-testing mode around each engine call of one side
+//! (the test's own segments do not count). Every output buffer goes back to the engine that
+//! made it once read, as the gateway does. With `DataRepr::parse` in the receive path, the
+//! coding buffer's `trim` (a new `Vec` per segment) or `BTreeMap::split_off` in the receiver,
+//! one of the two counts grows by one per frame and the test fails.
+
+mod common;
+
+use std::time::Duration;
+
+use common::flows::*;
+use common::*;
+use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket};
+use tcpnc_proto::{Engine, EngineConfig, Policies};
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+const SEG: u32 = 1000;
+const PORT: u16 = 41_000;
+
+/// Blocks allocated by `f`.
+fn counted(f: impl FnOnce()) -> u64 {
+    let before = dhat::HeapStats::get().total_blocks;
+    f();
+    dhat::HeapStats::get().total_blocks - before
+}
+
+/// Allocations of the sender (A) and of the receiver (B).
+#[derive(Default)]
+struct Tally {
+    sender: u64,
+    receiver: u64,
+}
+
+#[test]
+fn neither_side_allocates_per_frame_once_warm() {
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let cfg = EngineConfig::new(&Policies::product(), 1472);
+    let mut a = Engine::new(cfg.clone(), 1).unwrap();
+    let mut b = Engine::new(cfg, 2).unwrap();
+    let (mut warm, mut measured) = (Tally::default(), Tally::default());
+    let mut frames = 0u64;
+    for i in 0..6000u32 {
+        // The first 1000 segments warm the buffers up; 5000 are measured.
+        let t = if i < 1000 { &mut warm } else { &mut measured };
+        let now = ms(u64::from(i));
+        let segment = client_data(PORT, i, SEG);
+        t.sender += counted(|| a.handle_local(now, &segment));
+        loop {
+            let mut d = None;
+            t.sender += counted(|| d = a.poll_transmit());
+            let Some(d) = d else { break };
+            t.receiver += counted(|| b.handle_datagram(now, &d));
+            t.sender += counted(|| a.recycle(d));
+            frames += u64::from(i >= 1000);
+        }
+        acknowledge(&mut a, &mut b, now, t);
+    }
+    assert!(frames >= 5000, "{frames} DATA frames measured");
+    assert!(
+        warm.sender > 0 && warm.receiver > 0,
+        "the count sees allocations"
+    );
+    // A buffer may still grow once or twice after the warm-up; nothing allocates per frame.
+    let Tally { sender, receiver } = measured;
+    assert!(
+        sender <= 3,
+        "sender: {sender} allocations over {frames} DATA frames"
+    );
+    assert!(
+        receiver <= 3,
+        "receiver: {receiver} allocations over {frames} DATA frames"
+    );
+}
+
+/// B's decoded segments go to its local TCP, which acknowledges the last one; B's NC-ACKs reach
+/// A at once; A's TCP ACKs go to its local TCP; every buffer goes back to the engine it came
+/// from.
+fn acknowledge(a: &mut Engine, b: &mut Engine, now: Duration, t: &mut Tally) {
+    let mut end = None;
+    loop {
+        let mut p = None;
+        t.receiver += counted(|| p = b.poll_local());
+        let Some(p) = p else { break };
+        end = TcpPacket::parse(&p).ok().map(|t| t.end_seq()).or(end);
+        t.receiver += counted(|| b.recycle(p));
+    }
+    if let Some(e) = end {
+        let f = client_flow(PORT);
+        let ack = segment(
+            &FlowKey::new(f.dst, f.src),
+            1,
+            e,
+            TcpFlags::ACK,
+            65535,
+            &[],
+            &[],
+        );
+        t.receiver += counted(|| b.handle_local(now, &ack));
+    }
+    loop {
+        let mut d = None;
+        t.receiver += counted(|| d = b.poll_transmit());
+        let Some(d) = d else { break };
+        t.sender += counted(|| a.handle_datagram(now, &d));
+        t.receiver += counted(|| b.recycle(d));
+    }
+    loop {
+        let mut p = None;
+        t.sender += counted(|| p = a.poll_local());
+        let Some(p) = p else { break };
+        t.sender += counted(|| a.recycle(p));
+    }
+}
