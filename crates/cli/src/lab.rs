@@ -30,6 +30,10 @@ pub struct LabArgs {
     /// it): UDP GSO sends, docs/gateway.md.
     #[arg(long, global = true, value_name = "on|off")]
     pub udp_gso: Option<Switch>,
+    /// The gateways' `udp_gro` (`on` or `off`; default: theirs, on where the kernel has
+    /// it): UDP GRO receives, docs/gateway.md.
+    #[arg(long, global = true, value_name = "on|off")]
+    pub udp_gro: Option<Switch>,
     /// The gateways' `workers`: engine threads their nc connections are sharded over (default
     /// 1 in the lab, where both gateways and both endpoints share this machine's cores: the
     /// engines run on each gateway's owner thread; a deployed gateway defaults to its number
@@ -42,7 +46,7 @@ pub struct LabArgs {
 }
 
 /// The gateway settings every lab command takes: `--tunnel`, `--tun-offload`, `--udp-gso`,
-/// `--workers`.
+/// `--udp-gro`, `--workers`.
 #[derive(Debug, Clone, Copy)]
 pub struct LabGateways {
     /// `--tunnel`.
@@ -51,6 +55,8 @@ pub struct LabGateways {
     pub tun_offload: Option<Switch>,
     /// `--udp-gso`.
     pub udp_gso: Option<Switch>,
+    /// `--udp-gro`.
+    pub udp_gro: Option<Switch>,
     /// `--workers`.
     pub workers: Option<u16>,
 }
@@ -309,6 +315,7 @@ pub(crate) fn new_lab(gw: LabGateways) -> Result<Lab> {
     lab.tunnel = gw.tunnel.into();
     lab.tun_offload = gw.tun_offload.map(Switch::is_on);
     lab.udp_gso = gw.udp_gso.map(Switch::is_on);
+    lab.udp_gro = gw.udp_gro.map(Switch::is_on);
     if let Some(n) = gw.workers {
         lab.workers = Some(usize::from(n));
     }
@@ -321,6 +328,7 @@ pub fn run(args: LabArgs) -> Result<()> {
         tunnel: args.tunnel,
         tun_offload: args.tun_offload,
         udp_gso: args.udp_gso,
+        udp_gro: args.udp_gro,
         workers: args.workers,
     };
     match args.command {

@@ -138,7 +138,7 @@ fn print_table(report: &Value, results: &[SpeedResult]) {
     );
     let iperf3 = report["settings"]["iperf3"] == true;
     let mut head = format!(
-        "{:>12} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>4}",
+        "{:>12} {:>10} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>5} {:>8} {:>4} {:>4}",
         "case",
         "Mbit/s",
         "CPU s/GB",
@@ -147,10 +147,12 @@ fn print_table(report: &Value, results: &[SpeedResult]) {
         "udp rx",
         "udp tx",
         "tx/msg",
+        "rx/msg",
         "drops",
         "ok",
         "offload",
-        "gso"
+        "gso",
+        "gro"
     );
     if iperf3 {
         head.push_str(&format!(" {:>8}", "iperf3"));
@@ -160,7 +162,7 @@ fn print_table(report: &Value, results: &[SpeedResult]) {
         let p = &r.packets_per_call;
         let d = &r.drops;
         let mut row = format!(
-            "{:>12} {:>10.1} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>5} {:>8} {:>4}",
+            "{:>12} {:>10.1} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>6} {:>5} {:>8} {:>4} {:>4}",
             r.case.label(),
             r.goodput_mbit,
             r.cpu_s_per_gb,
@@ -169,10 +171,12 @@ fn print_table(report: &Value, results: &[SpeedResult]) {
             p.udp_rx,
             p.udp_tx,
             p.udp_tx_per_message,
+            p.udp_rx_per_message,
             d.queue + d.tun_write_errors + d.tun_read_errors + d.udp_send_errors + d.engine_queue,
             if r.integrity_ok { "yes" } else { "NO" },
             if r.tun_offload { "on" } else { "off" },
-            if r.udp_gso { "on" } else { "off" }
+            if r.udp_gso { "on" } else { "off" },
+            if r.udp_gro { "on" } else { "off" }
         );
         if iperf3 {
             row.push_str(&format!(" {:>8}", iperf3_cell(r.iperf3.as_ref())));
@@ -180,8 +184,8 @@ fn print_table(report: &Value, results: &[SpeedResult]) {
         println!("{row}");
     }
     println!(
-        "(tun/udp columns: packets per system call, both gateways; tx/msg: datagrams per \
-         kernel message, above 1 with UDP GSO{})",
+        "(tun/udp columns: packets per system call, both gateways; tx/msg, rx/msg: datagrams \
+         per kernel message, above 1 with UDP GSO / when UDP GRO coalesced{})",
         if iperf3 {
             "; iperf3: its goodput in Mbit/s, a second session of the case"
         } else {

@@ -98,6 +98,7 @@ impl Scratch {
             window: Some(12),
             tun_offload: false,
             udp_gso: false,
+            udp_gro: false,
             workers: 1,
             worker_items: Vec::new(),
             tunnel: serde_json::Value::Null,

@@ -12,6 +12,12 @@
 //! as trains, so a kernel message carries more than one datagram on average. With
 //! `--udp-gso off` it carries exactly one and the assertion fails.
 //!
+//! UDP GRO (`udp_gro`, the gateways' default): the lab's path carries a GSO train whole (its
+//! veths do not cut it), and a socket with `UDP_GRO` takes it as one message, so a received
+//! message carries more than one datagram on average. With `--udp-gro off` (or `--udp-gso
+//! off`: nothing coalesces on the lab's veths, docs/speed.md "UDP GRO") it carries exactly one
+//! and the assertion fails.
+//!
 //! Needs root (network namespaces, TUN) and `ip`; elsewhere it prints why it skips and passes.
 
 mod common;
@@ -65,5 +71,11 @@ fn full_speed_is_intact_without_gateway_drops() {
         assert_eq!(r["udp_gso"], true, "the gateways send with UDP GSO: {r}");
         let per_message = p["udp_tx_per_message"].as_f64().unwrap_or(0.0);
         assert!(per_message > 1.0, "datagrams per UDP message with GSO: {p}");
+        assert_eq!(r["udp_gro"], true, "the gateways receive with UDP GRO: {r}");
+        let rx_per_message = p["udp_rx_per_message"].as_f64().unwrap_or(0.0);
+        assert!(
+            rx_per_message > 1.0,
+            "datagrams per received UDP message with GRO: {p}"
+        );
     }
 }

@@ -30,6 +30,7 @@ fn snapshot() -> Snapshot {
         window: Some(16),
         tun_offload: false,
         udp_gso: false,
+        udp_gro: false,
         workers: 1,
         worker_items: Vec::new(),
         tunnel: serde_json::Value::Null,

@@ -128,6 +128,9 @@ pub struct RawInterface {
     /// UDP GSO (`UDP_SEGMENT`) for batched sends when the kernel has it (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_gso: Option<bool>,
+    /// UDP GRO (`UDP_GRO`) on receive when the kernel has it (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_gro: Option<bool>,
     /// Engine worker threads the connections are sharded over (default: the number of
     /// cores, [`default_workers`]; 1 runs the engines on the owner thread).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -195,6 +198,10 @@ pub struct Interface {
     /// (`tcpnc_io::gso`); a kernel without `UDP_SEGMENT`, or a path that refuses it, gets
     /// plain `sendmmsg`.
     pub udp_gso: bool,
+    /// Let the kernel coalesce received datagrams of one peer into one message (UDP GRO,
+    /// `tcpnc_io::gro`; the reader cuts them apart again); a kernel without `UDP_GRO` gets
+    /// plain receives.
+    pub udp_gro: bool,
     /// Engine workers (1..=[`MAX_WORKERS`]); 1 = engines on the owner thread.
     pub workers: usize,
     /// Operator keys: metrics server, log level ([`crate::operate`]).
@@ -452,6 +459,7 @@ impl RawInterface {
             queue_packets,
             tun_offload: self.tun_offload.unwrap_or(true),
             udp_gso: self.udp_gso.unwrap_or(true),
+            udp_gro: self.udp_gro.unwrap_or(true),
             workers,
             operate: Operate::validate(self.metrics_listen, self.log_level)?,
         })

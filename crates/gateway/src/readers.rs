@@ -4,7 +4,8 @@
 //! drop of the whole batch.
 //!
 //! Batches: the UDP reader takes everything queued on the socket with one `recvmmsg(2)` (up to
-//! [`BATCH`] datagrams, `Udp::recv_batch`); the TUN reader makes reads (`Tun::recv_batch`:
+//! [`BATCH`] kernel messages, `Udp::recv_batch`; with UDP GRO a message may hold many
+//! datagrams, handed over one by one); the TUN reader makes reads (`Tun::recv_batch`:
 //! one packet per `read(2)` on a plain TUN, a whole TSO/GSO super-packet cut into IP packets on
 //! an offloading one) and gathers what is ready at once until the batch holds at least
 //! [`BATCH`] packets. Buffers: a batch's packet buffers come back from the owner through a pool channel
@@ -90,6 +91,8 @@ pub(crate) struct ReaderCounters {
     pub tun_read_errors: AtomicU64,
     /// Receive system calls on the UDP socket.
     pub udp_rx_calls: AtomicU64,
+    /// Kernel messages those calls took (fewer than datagrams with UDP GRO).
+    pub udp_rx_messages: AtomicU64,
 }
 
 impl ReaderCounters {
@@ -99,6 +102,7 @@ impl ReaderCounters {
         g.tun_rx_calls += self.tun_rx_calls.load(Ordering::Relaxed);
         g.tun_read_errors += self.tun_read_errors.load(Ordering::Relaxed);
         g.udp_rx_calls += self.udp_rx_calls.load(Ordering::Relaxed);
+        g.udp_rx_messages += self.udp_rx_messages.load(Ordering::Relaxed);
     }
 }
 
@@ -194,6 +198,10 @@ pub(crate) fn spawn_udp_reader<U: Udp>(udp: &Arc<U>, link: ReaderLink) -> JoinHa
                 continue;
             }
             link.counters.udp_rx_calls.fetch_add(1, Ordering::Relaxed);
+            let messages = slots.messages() as u64;
+            link.counters
+                .udp_rx_messages
+                .fetch_add(messages, Ordering::Relaxed);
             let mut b = link.batch(&mut spare);
             for (d, from) in (0..slots.len()).filter_map(|i| slots.get(i)) {
                 b.push(d, Some(from));
@@ -240,6 +248,78 @@ mod tests {
         assert_eq!(got.len(), 20);
         assert!(got.iter().enumerate().all(|(i, p)| p == &[i as u8; 40]));
         assert_eq!(counters.tun_rx_calls.load(Ordering::Relaxed), 1);
+    }
+
+    /// A UDP socket whose first receive is one GRO-coalesced message (3 × 100 B + 50 B from
+    /// one source) and a plain datagram from another.
+    struct Coalescing(AtomicBool);
+
+    impl Udp for Coalescing {
+        fn recv_from(&self, _: &mut [u8], t: Duration) -> io::Result<Option<(usize, SocketAddr)>> {
+            thread::sleep(t);
+            Ok(None)
+        }
+        fn send_to(&self, _: &[u8], _: SocketAddr) -> io::Result<()> {
+            Ok(())
+        }
+        fn local_addr(&self) -> io::Result<SocketAddr> {
+            Ok(SocketAddr::from(([127, 0, 0, 1], 1)))
+        }
+        fn recv_batch(&self, slots: &mut RecvSlots, t: Duration) -> io::Result<()> {
+            slots.clear();
+            if self.0.swap(true, Ordering::SeqCst) {
+                thread::sleep(t);
+                return Ok(());
+            }
+            for (i, b) in slots.slot_mut(0)[..350].iter_mut().enumerate() {
+                *b = (i / 100) as u8;
+            }
+            slots.slot_mut(1)[..7].fill(9);
+            slots.push_message(350, Some(100), SocketAddr::from(([10, 0, 0, 1], 5)));
+            slots.push(7, SocketAddr::from(([10, 0, 0, 2], 6)));
+            Ok(())
+        }
+    }
+
+    /// The UDP reader hands over every datagram of a coalesced message separately, with its
+    /// source, and counts one call and two kernel messages for five datagrams.
+    #[test]
+    fn udp_reader_splits_coalesced_messages() {
+        let (tx, rx) = mpsc::sync_channel(4);
+        let (_pool_tx, pool) = mpsc::channel();
+        let counters = Arc::new(ReaderCounters::default());
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let link = ReaderLink {
+            tx,
+            shutdown: shutdown.clone(),
+            counters: counters.clone(),
+            pool,
+        };
+        let reader = spawn_udp_reader(&Arc::new(Coalescing(AtomicBool::new(false))), link);
+        let Ok(Input::Udp(batch)) = rx.recv() else {
+            panic!("a UDP batch")
+        };
+        shutdown.store(true, Ordering::SeqCst);
+        reader.join().unwrap();
+        let got: Vec<(Vec<u8>, Option<SocketAddr>)> = batch
+            .packets()
+            .iter()
+            .map(|p| (p.data.clone(), p.from))
+            .collect();
+        let (a, b) = (
+            Some(SocketAddr::from(([10, 0, 0, 1], 5))),
+            Some(SocketAddr::from(([10, 0, 0, 2], 6))),
+        );
+        let want = vec![
+            (vec![0; 100], a),
+            (vec![1; 100], a),
+            (vec![2; 100], a),
+            (vec![3; 50], a),
+            (vec![9; 7], b),
+        ];
+        assert_eq!(got, want);
+        assert_eq!(counters.udp_rx_calls.load(Ordering::Relaxed), 1);
+        assert_eq!(counters.udp_rx_messages.load(Ordering::Relaxed), 2);
     }
 
     /// A batch refilled after reset reuses its buffers (same allocation) and shows only the

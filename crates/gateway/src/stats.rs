@@ -55,6 +55,11 @@ pub struct GatewayCounters {
     /// System calls that received on the UDP socket (`recvfrom` or `recvmmsg`).
     #[serde(default)]
     pub udp_rx_calls: u64,
+    /// Messages those calls took from the kernel: one per datagram, or one per coalesced run
+    /// of datagrams with UDP GRO (`interface.udp_gro`). Datagrams per message =
+    /// `udp_rx_datagrams` / this (0 in snapshots from before this counter).
+    #[serde(default)]
+    pub udp_rx_messages: u64,
     /// System calls that sent on the UDP socket (`sendto` or `sendmmsg`).
     #[serde(default)]
     pub udp_tx_calls: u64,
@@ -134,6 +139,10 @@ pub struct Snapshot {
     /// and no send was refused; added without a version change).
     #[serde(default)]
     pub udp_gso: bool,
+    /// Whether the UDP socket receives with GRO (`interface.udp_gro` and the kernel has
+    /// `UDP_GRO`; added without a version change).
+    #[serde(default)]
+    pub udp_gro: bool,
     /// Engine workers the connections are sharded over (`interface.workers`; 1 = on the
     /// owner thread; 0 in snapshots from before this field).
     #[serde(default)]
@@ -261,6 +270,7 @@ mod tests {
             window: Some(12),
             tun_offload: false,
             udp_gso: true,
+            udp_gro: true,
             workers: 1,
             worker_items: Vec::new(),
             tunnel: serde_json::json!({"drops": {"bad_tag": 1}}),

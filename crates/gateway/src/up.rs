@@ -106,6 +106,9 @@ pub fn up(
     if iface.udp_gso && !udp.set_gso(true) {
         tracing::info!("the kernel has no UDP GSO (UDP_SEGMENT): plain sendmmsg");
     }
+    if iface.udp_gro && !udp.set_gro(true) {
+        tracing::info!("the kernel has no UDP GRO (UDP_GRO): plain recvmmsg");
+    }
     let tun = SysTun::create(&iface.name, iface.address, iface.mtu, iface.tun_offload)?;
     let mut routes = Routes::new(tun.name());
     if iface.routes {

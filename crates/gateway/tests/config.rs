@@ -104,7 +104,7 @@ fn defaults() {
     assert_eq!(c.coding.policies, tcpnc_proto::Policies::product());
     assert_eq!(c.peers[0].name, "peer0");
     assert_eq!(c.peers[0].keepalive_secs, 0);
-    assert!(c.interface.tun_offload && c.interface.udp_gso);
+    assert!(c.interface.tun_offload && c.interface.udp_gso && c.interface.udp_gro);
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     assert_eq!(c.interface.workers, cores);
     assert_eq!(
@@ -127,6 +127,16 @@ fn udp_gso_switch() {
     let off = with(|_| replaced("mtu = 1400\n", "mtu = 1400\nudp_gso = false\n")).unwrap();
     assert!(!off.interface.udp_gso);
     assert!(with(|_| replaced("mtu = 1400\n", "mtu = 1400\nudp_gso = \"yes\"\n")).is_err());
+}
+
+/// `udp_gro` turns UDP GRO receives off; it must be a boolean.
+#[test]
+fn udp_gro_switch() {
+    let off = with(|_| replaced("mtu = 1400\n", "mtu = 1400\nudp_gro = false\n")).unwrap();
+    assert!(!off.interface.udp_gro);
+    let on = with(|_| replaced("mtu = 1400\n", "mtu = 1400\nudp_gro = true\n")).unwrap();
+    assert!(on.interface.udp_gro);
+    assert!(with(|_| replaced("mtu = 1400\n", "mtu = 1400\nudp_gro = 1\n")).is_err());
 }
 
 #[test]

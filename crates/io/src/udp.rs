@@ -46,8 +46,15 @@ pub trait Udp: Send + Sync + 'static {
         false
     }
 
-    /// Receives up to `slots.capacity()` datagrams, waiting at most `timeout` for the first;
-    /// `slots` holds what arrived (nothing on timeout). The default receives one.
+    /// Whether receives may coalesce datagrams (UDP GRO, [`crate::gro`]); only
+    /// [`Udp::recv_batch`] cuts them apart again. The default: no.
+    fn gro(&self) -> bool {
+        false
+    }
+
+    /// Receives up to `slots.capacity()` kernel messages, waiting at most `timeout` for the
+    /// first; `slots` holds the datagrams that arrived, one by one (nothing on timeout). The
+    /// default receives one.
     fn recv_batch(&self, slots: &mut RecvSlots, timeout: Duration) -> io::Result<()> {
         slots.clear();
         if let Some((n, from)) = self.recv_from(slots.slot_mut(0), timeout)? {
@@ -107,6 +114,8 @@ pub struct SysUdp {
     /// Batched sends use UDP GSO ([`crate::gso`]): set by [`SysUdp::set_gso`], cleared when
     /// the kernel refuses a GSO send.
     gso: AtomicBool,
+    /// The socket has `UDP_GRO` on: set by [`SysUdp::set_gro`].
+    gro: AtomicBool,
 }
 
 impl SysUdp {
@@ -143,6 +152,7 @@ impl SysUdp {
         SysUdp {
             sock,
             gso: AtomicBool::new(false),
+            gro: AtomicBool::new(false),
         }
     }
 
@@ -153,6 +163,19 @@ impl SysUdp {
         use nix::sys::socket::{setsockopt, sockopt};
         let on = on && setsockopt(&self.sock, sockopt::UdpGsoSegment, &0).is_ok();
         self.gso.store(on, Ordering::Relaxed);
+        on
+    }
+
+    /// Turns UDP GRO on receive on or off (`setsockopt(SOL_UDP, UDP_GRO)`, Linux ≥ 5.0;
+    /// [`crate::gro`]); returns whether it is on (off where the kernel refuses the option).
+    /// With GRO on one received message may hold several datagrams: read the socket with
+    /// [`Udp::recv_batch`] into slots of 64 KiB, which hands them out one by one
+    /// ([`Udp::recv_from`] would give a coalesced message as one datagram).
+    pub fn set_gro(&self, on: bool) -> bool {
+        use nix::sys::socket::{setsockopt, sockopt};
+        let took = setsockopt(&self.sock, sockopt::UdpGroSegment, &on).is_ok();
+        let on = on && took;
+        self.gro.store(on, Ordering::Relaxed);
         on
     }
 }
@@ -195,13 +218,18 @@ impl Udp for SysUdp {
         self.gso.load(Ordering::Relaxed)
     }
 
-    /// One `poll(2)` then one `recvmmsg(2)` for everything queued (up to the slots).
+    fn gro(&self) -> bool {
+        self.gro.load(Ordering::Relaxed)
+    }
+
+    /// One `poll(2)` then one `recvmmsg(2)` for everything queued (up to the slots); with GRO
+    /// on, coalesced messages are cut into their datagrams.
     fn recv_batch(&self, slots: &mut RecvSlots, timeout: Duration) -> io::Result<()> {
         slots.clear();
         if !wait_readable(self.sock.as_raw_fd(), timeout)? {
             return Ok(());
         }
-        crate::batch::recv_mmsg(self.sock.as_raw_fd(), slots)
+        crate::batch::recv_mmsg(self.sock.as_raw_fd(), slots, self.gro())
     }
 
     /// One `sendmmsg(2)` for up to [`crate::BATCH`] datagrams, or with GSO up to

@@ -49,6 +49,7 @@ pub fn gateway_config(
             queue_packets: None,
             tun_offload: None,
             udp_gso: None,
+            udp_gro: None,
             workers: None,
             metrics_listen: None,
             log_level: None,

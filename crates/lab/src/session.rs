@@ -74,6 +74,8 @@ pub struct Lab {
     pub tun_offload: Option<bool>,
     /// The gateways' `udp_gso` (their default when `None`).
     pub udp_gso: Option<bool>,
+    /// The gateways' `udp_gro` (their default when `None`).
+    pub udp_gro: Option<bool>,
     /// The gateways' `workers` (default 1, docs/gateway.md "Engine workers"; `None`: theirs).
     pub workers: Option<usize>,
     dir: ScratchDir,
@@ -95,6 +97,7 @@ impl Lab {
             queue_packets: None,
             tun_offload: None,
             udp_gso: None,
+            udp_gro: None,
             workers: Some(1),
             dir,
             runs: AtomicU32::new(0),
@@ -261,6 +264,7 @@ impl<'a> Session<'a> {
             config.interface.queue_packets = lab.queue_packets;
             config.interface.tun_offload = lab.tun_offload;
             config.interface.udp_gso = lab.udp_gso;
+            config.interface.udp_gro = lab.udp_gro;
             config.interface.workers = lab.workers;
             if let Some((files, publics)) = &keys {
                 config.interface.insecure = None;

@@ -12,7 +12,9 @@
 //! * packets per system call on the TUN and UDP sides (the gateways' own `*_calls` counters);
 //! * the gateways' own drops (input queue full, TUN write and read errors, UDP send errors,
 //!   the engines' transmit and local queues);
-//! * whether both gateways ran their TUN with offloads (`tun_offload`, [`Lab::tun_offload`]);
+//! * whether both gateways ran their TUN with offloads (`tun_offload`, [`Lab::tun_offload`]),
+//!   sent with UDP GSO (`udp_gso`) and received with UDP GRO (`udp_gro`), and datagrams per
+//!   kernel message each way (`udp_tx_per_message`, `udp_rx_per_message`);
 //! * with [`SpeedOptions::iperf3`], iperf3's figures over the same case in a second session
 //!   ([`crate::iperf::run_iperf3`], `{"skipped": ..}` when it is not installed);
 //! * with [`SpeedOptions::profile_dir`], for each nc case a `perf` profile of the sending
@@ -116,6 +118,8 @@ pub struct PacketsPerCall {
     pub udp_tx: f64,
     /// Datagrams sent per kernel message (above 1 only with UDP GSO trains).
     pub udp_tx_per_message: f64,
+    /// Datagrams received per kernel message (above 1 only when UDP GRO coalesced them).
+    pub udp_rx_per_message: f64,
 }
 
 /// Drops caused by the gateways themselves (not by the path), summed over both.
@@ -164,6 +168,8 @@ pub struct SpeedResult {
     pub tun_offload: bool,
     /// Both gateways ended the run sending with UDP GSO (`udp_gso`).
     pub udp_gso: bool,
+    /// Both gateways ended the run receiving with UDP GRO (`udp_gro`).
+    pub udp_gro: bool,
     /// The engine workers each gateway ran (`workers`; the client's, the server's).
     pub workers: [usize; 2],
     /// The gateways' final counters (`{"client": .., "server": ..}`).
@@ -258,6 +264,7 @@ fn run_case(
         drops: drops(&[&g.client, &g.server]),
         tun_offload: g.client.tun_offload && g.server.tun_offload,
         udp_gso: g.client.udp_gso && g.server.udp_gso,
+        udp_gro: g.client.udp_gro && g.server.udp_gro,
         workers: [g.client.workers, g.server.workers],
         gateways: serde_json::to_value(&g).unwrap_or(Value::Null),
         iperf3,
@@ -329,6 +336,10 @@ fn per_call(a: &GatewayCounters, b: &GatewayCounters) -> PacketsPerCall {
         udp_tx_per_message: ratio(
             a.udp_tx_datagrams + b.udp_tx_datagrams,
             a.udp_tx_messages + b.udp_tx_messages,
+        ),
+        udp_rx_per_message: ratio(
+            a.udp_rx_datagrams + b.udp_rx_datagrams,
+            a.udp_rx_messages + b.udp_rx_messages,
         ),
     }
 }
@@ -435,6 +446,8 @@ mod tests {
             drops: GatewayDrops::default(),
             tun_offload: true,
             udp_gso: true,
+            udp_gro: true,
+            workers: [1, 1],
             gateways: Value::Null,
             iperf3: None,
             profile: None,
@@ -476,6 +489,7 @@ mod tests {
             window: None,
             tun_offload: false,
             udp_gso: false,
+            udp_gro: false,
             workers: 1,
             worker_items: Vec::new(),
             tunnel: Value::Null,
@@ -505,17 +519,22 @@ mod tests {
             udp_tx_datagrams: 300,
             udp_tx_calls: 10,
             udp_tx_messages: 30,
+            udp_rx_datagrams: 90,
+            udp_rx_messages: 3,
             ..Default::default()
         };
         let b = GatewayCounters {
             udp_tx_datagrams: 100,
             udp_tx_calls: 10,
             udp_tx_messages: 10,
+            udp_rx_datagrams: 10,
+            udp_rx_messages: 2,
             ..Default::default()
         };
         let p = per_call(&a, &b);
         assert_eq!(p.udp_tx, 20.0);
         assert_eq!(p.udp_tx_per_message, 10.0);
+        assert_eq!(p.udp_rx_per_message, 20.0);
         assert_eq!(p.tun_rx, 0.0);
     }
 }

@@ -49,6 +49,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             window: self.monitor.window(),
             tun_offload: self.tun.offload(),
             udp_gso: self.udp.gso(),
+            udp_gro: self.udp.gro(),
             workers: self.engines.shards(),
             worker_items: self.engines.fed(),
             tunnel: tcpnc_io::counters_json::pairs_json(&self.envelope.counters()).into(),
