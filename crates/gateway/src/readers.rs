@@ -185,15 +185,58 @@ pub(crate) fn spawn_tun_reader<T: Tun>(tun: &Arc<T>, link: ReaderLink) -> JoinHa
     })
 }
 
+/// Receive messages per call while UDP GRO coalesces (docs/speed.md "UDP GRO"): a
+/// coalesced message holds up to 64 KiB, about 44 full datagrams, so [`BATCH`] of them would
+/// hand the owner up to ~1400 datagrams at once and delay its flush; two keep a hand-over
+/// near the size of an uncoalesced one's.
+pub const GRO_SLOTS: usize = 2;
+
+/// The UDP reader's receive slots: [`BATCH`] messages per call, or [`GRO_SLOTS`] while the
+/// kernel coalesces (the last call's messages held two datagrams or more on average).
+struct UdpSlots {
+    large: RecvSlots,
+    /// With GRO on.
+    small: Option<RecvSlots>,
+    coalescing: bool,
+}
+
+impl UdpSlots {
+    fn new(gro: bool) -> UdpSlots {
+        UdpSlots {
+            large: RecvSlots::new(BATCH, MAX_PACKET),
+            small: gro.then(|| RecvSlots::new(GRO_SLOTS, MAX_PACKET)),
+            coalescing: false,
+        }
+    }
+
+    /// One batched receive into the set this call takes; the set read. A call that saw
+    /// coalescing makes the next one take the small set, one that did not the large.
+    fn read<U: Udp>(&mut self, udp: &U, wait: Duration) -> io::Result<&RecvSlots> {
+        let slots = match &mut self.small {
+            Some(small) if self.coalescing => small,
+            _ => &mut self.large,
+        };
+        udp.recv_batch(slots, wait)?;
+        self.coalescing = coalescing(slots.len(), slots.messages());
+        Ok(slots)
+    }
+}
+
+/// Whether a call that took `datagrams` in `messages` kernel messages saw coalescing.
+fn coalescing(datagrams: usize, messages: usize) -> bool {
+    messages > 0 && datagrams >= 2 * messages
+}
+
 pub(crate) fn spawn_udp_reader<U: Udp>(udp: &Arc<U>, link: ReaderLink) -> JoinHandle<()> {
     let udp = udp.clone();
     thread::spawn(move || {
-        let mut slots = RecvSlots::new(BATCH, MAX_PACKET);
+        let mut sets = UdpSlots::new(udp.gro());
         let mut spare = None;
         while !link.shutdown.load(Ordering::SeqCst) {
-            if let Err(e) = udp.recv_batch(&mut slots, POLL_INTERVAL) {
-                return link.fail("receiving on the UDP socket", e);
-            }
+            let slots = match sets.read(&*udp, POLL_INTERVAL) {
+                Ok(slots) => slots,
+                Err(e) => return link.fail("receiving on the UDP socket", e),
+            };
             if slots.is_empty() {
                 continue;
             }
@@ -320,6 +363,14 @@ mod tests {
         assert_eq!(got, want);
         assert_eq!(counters.udp_rx_calls.load(Ordering::Relaxed), 1);
         assert_eq!(counters.udp_rx_messages.load(Ordering::Relaxed), 2);
+    }
+
+    /// Two datagrams or more per message on average is coalescing; one, or nothing, is not.
+    #[test]
+    fn coalescing_is_two_datagrams_per_message() {
+        assert!(coalescing(2, 1) && coalescing(90, 2) && coalescing(64, 32));
+        assert!(!coalescing(1, 1) && !coalescing(32, 32) && !coalescing(33, 32));
+        assert!(!coalescing(0, 0));
     }
 
     /// A batch refilled after reset reuses its buffers (same allocation) and shows only the
