@@ -112,6 +112,10 @@ pub fn run(a: &GatewayArgs) -> Result<()> {
     if cases.is_empty() {
         bail!("no case to run (--no-off with --no-nc, or an empty list)");
     }
+    for case in &cases {
+        case.validate()
+            .with_context(|| format!("case {}", describe(case)))?;
+    }
     let tier = tcpnc_field::selected_tier().name();
     let load_before = tcpnc_lab::speed::load_average();
     if !a.json {
@@ -122,7 +126,7 @@ pub fn run(a: &GatewayArgs) -> Result<()> {
     for round in 1..=a.rounds {
         for case in &cases {
             let r = bench_driver::run(case)
-                .with_context(|| format!("round {round}, {} x{}", case.label(), case.flows))?;
+                .with_context(|| format!("round {round}, {}", describe(case)))?;
             if !a.json {
                 println!("{}", row(round, &r));
             }
@@ -143,6 +147,16 @@ pub fn run(a: &GatewayArgs) -> Result<()> {
         bail!("integrity check failed (a byte differed, was missing or had a bad checksum)");
     }
     Ok(())
+}
+
+/// `nc W12 R1.0, 4 flow(s), --workers 2`.
+fn describe(case: &DriverOptions) -> String {
+    format!(
+        "{}, {} flow(s), --workers {}",
+        case.label(),
+        case.flows,
+        case.workers
+    )
 }
 
 fn heading(a: &GatewayArgs, tier: &str) -> String {

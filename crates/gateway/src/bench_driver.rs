@@ -103,6 +103,12 @@ impl DriverOptions {
         }
     }
 
+    /// Checks the options and the gateway configuration they make (W, R), without running.
+    pub fn validate(&self) -> Result<(), DriverError> {
+        self.check()?;
+        rig::gateway_config(self).map(drop)
+    }
+
     fn check(&self) -> Result<(), DriverError> {
         let bad = |name, reason: String| Err(DriverError::Invalid { name, reason });
         if !(1..=MAX_FLOWS).contains(&self.flows) {

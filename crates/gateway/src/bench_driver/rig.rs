@@ -73,7 +73,7 @@ impl Rig {
 
 /// The gateway's configuration: `insecure = true`, the peer at [`PEER`] owning [`REMOTE`],
 /// coding as the options say (W and a fixed R in mode nc).
-fn gateway_config(o: &DriverOptions) -> Result<Config, DriverError> {
+pub(super) fn gateway_config(o: &DriverOptions) -> Result<Config, DriverError> {
     let coding = match o.mode {
         CodingMode::Nc => {
             let policies = PolicyOverrides {
