@@ -138,6 +138,10 @@ pub fn run(a: &GatewayArgs) -> Result<()> {
         let report = json_report(a, tier, &results, (load_before, load_after));
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
+        println!(
+            "(rx/call t,u: packets per TUN read and datagrams per UDP receive of the gateway; \
+             gw s/GB: CPU seconds of the process less the driver thread per GB delivered)"
+        );
         println!("load average {load_before:?} -> {load_after:?}");
         if a.rounds > 1 {
             print!("{}", summary(&results));
@@ -170,7 +174,7 @@ fn heading(a: &GatewayArgs, tier: &str) -> String {
 
 fn row_head() -> String {
     format!(
-        "{:>5} {:>12} {:>5} {:>7} {:>9} {:>9} {:>10} {:>10} {:>11} {:>6} {:>4}",
+        "{:>5} {:>12} {:>5} {:>7} {:>9} {:>9} {:>10} {:>11} {:>10} {:>11} {:>6} {:>4}",
         "round",
         "case",
         "flows",
@@ -178,6 +182,7 @@ fn row_head() -> String {
         "Mbit/s",
         "kseg/s",
         "gw kpkt/s",
+        "rx/call t,u",
         "gw s/GB",
         "driver s/GB",
         "drops",
@@ -187,7 +192,7 @@ fn row_head() -> String {
 
 fn row(round: usize, r: &DriverReport) -> String {
     format!(
-        "{:>5} {:>12} {:>5} {:>7} {:>9.1} {:>9.1} {:>10.1} {:>10.2} {:>11.2} {:>6} {:>4}",
+        "{:>5} {:>12} {:>5} {:>7} {:>9.1} {:>9.1} {:>10.1} {:>11} {:>10.2} {:>11.2} {:>6} {:>4}",
         round,
         r.case,
         r.flows,
@@ -195,6 +200,7 @@ fn row(round: usize, r: &DriverReport) -> String {
         r.goodput_mbit,
         r.segments_per_s / 1e3,
         r.gateway_packets_per_s / 1e3,
+        format!("{:.0},{:.0}", r.per_call.tun_rx, r.per_call.udp_rx),
         r.cpu.gateway_s_per_gb,
         r.cpu.driver_s_per_gb,
         r.drops.total(),
@@ -331,6 +337,7 @@ mod tests {
         assert_eq!(v["results"].as_array().unwrap().len(), 2);
         assert_eq!(v["results"][1]["round"], 1);
         assert!(v["results"][1]["cpu"]["gateway_s_per_gb"].is_f64());
+        assert!(v["results"][1]["per_call"]["tun_rx"].as_f64().unwrap() >= 1.0);
         assert!(v["results"][1]["nc_data_sent"].as_u64().unwrap() > 0);
     }
 

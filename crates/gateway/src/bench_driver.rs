@@ -290,6 +290,33 @@ impl GatewayDrops {
     }
 }
 
+/// Packets or datagrams per call of the gateway's devices (its `*_calls` counters). On the
+/// fakes a read takes what is queued (TUN up to 64, UDP up to 32) and a batched send is one
+/// call for the whole flush.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct PerCall {
+    /// Packets per TUN read.
+    pub tun_rx: f64,
+    /// Datagrams per UDP receive.
+    pub udp_rx: f64,
+    /// Packets per TUN write.
+    pub tun_tx: f64,
+    /// Datagrams per UDP send.
+    pub udp_tx: f64,
+}
+
+impl PerCall {
+    fn of(g: &GatewayCounters) -> PerCall {
+        let ratio = |n: u64, calls: u64| n as f64 / calls.max(1) as f64;
+        PerCall {
+            tun_rx: ratio(g.tun_rx_packets, g.tun_rx_calls),
+            udp_rx: ratio(g.udp_rx_datagrams, g.udp_rx_calls),
+            tun_tx: ratio(g.tun_tx_packets, g.tun_tx_calls),
+            udp_tx: ratio(g.udp_tx_datagrams, g.udp_tx_calls),
+        }
+    }
+}
+
 /// The engines' total `key` over every peer of `s`.
 fn engine_total(s: &Snapshot, key: &str) -> u64 {
     s.peers
@@ -329,6 +356,8 @@ pub struct DriverReport {
     pub segments_per_s: f64,
     /// Packets and datagrams the gateway read and wrote (TUN and UDP, whole run) per second.
     pub gateway_packets_per_s: f64,
+    /// The gateway's packets per device call (whole run): its CPU per GB falls as these rise.
+    pub per_call: PerCall,
     /// CPU.
     pub cpu: CpuReport,
     /// Every byte arrived, in order, equal to what was sent; no bad checksum either way.
@@ -407,6 +436,7 @@ fn report(
             + g.udp_rx_datagrams
             + g.udp_tx_datagrams) as f64
             / secs,
+        per_call: PerCall::of(g),
         cpu: CpuReport {
             process_s: process.as_secs_f64(),
             driver_s: thread.as_secs_f64(),
