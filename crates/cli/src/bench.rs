@@ -1,6 +1,7 @@
 //! `tcpnc bench codec`: flags and printing. The measurements themselves live with the code
 //! they measure, in [`tcpnc_codec::bench`] (region kernels, the encoder's combination routine
 //! that the engine's sender runs, the decoder); this module passes them the clock.
+//! `tcpnc bench gateway` is wired in `bench_gateway.rs`.
 
 use std::time::{Duration, Instant};
 
@@ -12,8 +13,24 @@ use tcpnc_field::Tier;
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchArgs {
     /// What to measure.
-    #[arg(value_enum)]
+    #[command(subcommand)]
     pub target: BenchTarget,
+}
+
+/// What `tcpnc bench` measures.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum BenchTarget {
+    /// GF(2^8) region kernels, encoder and decoder.
+    Codec(CodecArgs),
+    /// One real gateway (reader, owner and worker threads) on in-memory devices against an
+    /// in-process driver playing its local TCP senders and its remote peer: goodput and the
+    /// gateway's own CPU per GB.
+    Gateway(Box<crate::bench_gateway::GatewayArgs>),
+}
+
+/// Arguments of `tcpnc bench codec`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CodecArgs {
     /// Print exactly one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -27,36 +44,33 @@ pub struct BenchArgs {
     pub seconds: f64,
 }
 
-/// What `tcpnc bench` measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BenchTarget {
-    /// GF(2^8) region kernels, encoder and decoder.
-    Codec,
-}
-
 /// Runs `tcpnc bench`.
 pub fn run(args: &BenchArgs) -> Result<()> {
-    match args.target {
-        BenchTarget::Codec => {
-            ensure!(
-                args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 60.0,
-                "--seconds must be in (0, 60]"
-            );
-            if let Some(name) = &args.tier {
-                force_tier(name)?;
-            }
-            let report = measure_codec(Duration::from_secs_f64(args.seconds), STREAM)?;
-            if args.json {
-                println!("{}", serde_json::to_string(&report)?);
-            } else {
-                print!("{}", render_table(&report));
-            }
-            Ok(())
-        }
+    match &args.target {
+        BenchTarget::Codec(a) => run_codec(a),
+        BenchTarget::Gateway(a) => crate::bench_gateway::run(a),
     }
 }
 
-fn force_tier(name: &str) -> Result<()> {
+fn run_codec(args: &CodecArgs) -> Result<()> {
+    ensure!(
+        args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 60.0,
+        "--seconds must be in (0, 60]"
+    );
+    if let Some(name) = &args.tier {
+        force_tier(name)?;
+    }
+    let report = measure_codec(Duration::from_secs_f64(args.seconds), STREAM)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", render_table(&report));
+    }
+    Ok(())
+}
+
+/// Forces the GF(2^8) kernel tier named `name` (`--tier`).
+pub(crate) fn force_tier(name: &str) -> Result<()> {
     let Some(tier) = Tier::from_name(name) else {
         let names: Vec<&str> = Tier::ALL.iter().map(|t| t.name()).collect();
         bail!(

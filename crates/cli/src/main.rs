@@ -7,6 +7,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod assets;
 mod bench;
+mod bench_gateway;
 mod experiment;
 mod keys;
 mod lab;
@@ -24,7 +25,8 @@ mod up;
 ///
 /// Two gateways on either side of a lossy path (`tcpnc up`) carry every TCP connection between
 /// them as random linear combinations inside UDP. `tcpnc link` emulates the lossy path,
-/// `tcpnc sim` runs the protocol in virtual time, `tcpnc bench` measures the coding core.
+/// `tcpnc sim` runs the protocol in virtual time, `tcpnc bench` measures the coding core and one
+/// gateway against an in-process peer.
 #[derive(Debug, Parser)]
 #[command(name = "tcpnc", version, about, long_about)]
 struct Cli {
@@ -46,7 +48,7 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Simulate a TCP transfer in virtual time over an emulated path, plain or with TCP/NC.
     Sim(Box<sim::SimArgs>),
-    /// Measure the GF(2^8) kernels and the codec.
+    /// Measure the GF(2^8) kernels and the codec, or one gateway against an in-process peer.
     Bench(bench::BenchArgs),
     /// The one-machine testbed: real Linux TCP through two gateways and the path emulator.
     Lab(Box<lab::LabArgs>),

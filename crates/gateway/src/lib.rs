@@ -17,7 +17,10 @@
 //! * [`monitor`]: peer liveness, one log line per notable event, samples for recorders;
 //!   [`metrics`] + [`metrics_http`]: the Prometheus exporter on `interface.metrics_listen`;
 //!   [`operate`]: the operator keys of `[interface]` (`metrics_listen`, `log_level`).
+//! * [`bench_driver`]: one gateway on the fake devices against an in-process driver (both
+//!   TCPs and the remote peer's engine) for `tcpnc bench gateway`.
 
+pub mod bench_driver;
 pub mod cidr;
 pub mod coding_config;
 pub mod config;

@@ -8,6 +8,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::batch::RecvSlots;
 use crate::udp::Udp;
 
 /// Waits at most `timeout` on a fake device's channel: `Ok(None)` on timeout, `BrokenPipe` when
@@ -103,6 +104,30 @@ impl Udp for FakeUdp {
     fn local_addr(&self) -> io::Result<SocketAddr> {
         Ok(self.addr)
     }
+
+    /// Like `recvmmsg(2)` on the real socket: waits at most `timeout` for the first datagram,
+    /// then takes every datagram already queued, up to the slots' capacity.
+    fn recv_batch(&self, slots: &mut RecvSlots, timeout: Duration) -> io::Result<()> {
+        slots.clear();
+        let Some((d, from)) = recv_timeout(&self.inbound, timeout)? else {
+            return Ok(());
+        };
+        let n = copy_out(slots.slot_mut(0), &d);
+        slots.push(n, from);
+        let inbound = self
+            .inbound
+            .lock()
+            .map_err(|_| io::Error::other("fake device lock poisoned"))?;
+        while slots.messages() < slots.capacity() {
+            let Ok((d, from)) = inbound.try_recv() else {
+                break;
+            };
+            let i = slots.messages();
+            let n = copy_out(slots.slot_mut(i), &d);
+            slots.push(n, from);
+        }
+        Ok(())
+    }
 }
 
 impl Drop for FakeUdp {
@@ -132,5 +157,27 @@ mod tests {
             .unwrap();
         assert_eq!((&buf[..n], from), (&b"hi"[..], a.local_addr().unwrap()));
         assert!(b.recv_from(&mut buf, Duration::ZERO).unwrap().is_none());
+    }
+
+    /// One batched receive takes every datagram already queued, in order, up to the slots.
+    #[test]
+    fn fake_recv_batch_takes_what_is_queued() {
+        let net = FakeNet::new();
+        let a = net.bind("127.0.0.1:1".parse().unwrap(), 16).unwrap();
+        let b = net.bind("127.0.0.1:2".parse().unwrap(), 16).unwrap();
+        for i in 0..5u8 {
+            a.send_to(&[i; 3], b.local_addr().unwrap()).unwrap();
+        }
+        let mut slots = RecvSlots::new(4, 16);
+        b.recv_batch(&mut slots, Duration::from_secs(1)).unwrap();
+        let got: Vec<Vec<u8>> = (0..slots.len())
+            .map(|i| slots.get(i).unwrap().0.to_vec())
+            .collect();
+        assert_eq!(got, (0..4u8).map(|i| vec![i; 3]).collect::<Vec<_>>());
+        assert_eq!(slots.get(0).unwrap().1, a.local_addr().unwrap());
+        b.recv_batch(&mut slots, Duration::from_secs(1)).unwrap();
+        assert_eq!((slots.len(), slots.get(0).unwrap().0), (1, &[4u8; 3][..]));
+        b.recv_batch(&mut slots, Duration::ZERO).unwrap();
+        assert!(slots.is_empty());
     }
 }
