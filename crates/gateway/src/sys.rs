@@ -17,8 +17,7 @@ use crate::tun_batch::{TUN_HEADROOM, TunRead, TunRx, TunSent, TunTx};
 
 /// Whether the process runs with effective uid 0.
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    nix::unistd::geteuid().is_root()
 }
 
 /// A kernel TUN device created by the gateway; removed when dropped.

@@ -2,6 +2,8 @@
 //! line by line on a thread, stderr kept in a log file, stopped (SIGTERM, then SIGKILL) and
 //! reaped on drop, registered for signal-time cleanup while alive.
 
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -136,11 +138,17 @@ impl Child {
         })
     }
 
+    /// Sends `sig` to the child (our own, unreaped: its pid is still ours).
+    fn signal(&self, sig: Signal) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = kill(Pid::from_raw(pid), sig);
+        }
+    }
+
     /// SIGTERM, then SIGKILL after a grace period; reaps. Idempotent.
     pub fn stop(&mut self) -> Option<ExitStatus> {
         if self.exited().is_none() {
-            // SAFETY: kill(2) of our own unreaped child.
-            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+            self.signal(Signal::SIGTERM);
             let deadline = Instant::now() + STOP_GRACE;
             while self.exited().is_none() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(10));
@@ -156,8 +164,7 @@ impl Child {
     /// for the child to exit; [`Child::stop`] after that. Reaps. Idempotent.
     pub fn interrupt(&mut self, grace: Duration) -> Option<ExitStatus> {
         if self.exited().is_none() {
-            // SAFETY: kill(2) of our own unreaped child.
-            unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+            self.signal(Signal::SIGINT);
             let deadline = Instant::now() + grace;
             while self.exited().is_none() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(10));

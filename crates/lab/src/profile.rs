@@ -210,15 +210,8 @@ impl Control {
 
 /// mkfifo(3) with mode 0600.
 fn mkfifo(path: &Path) -> std::result::Result<(), String> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("{}: NUL in the path", path.display()))?;
-    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
-    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(format!("mkfifo {}: {e}", path.display()));
-    }
-    Ok(())
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600))
+        .map_err(|e| format!("mkfifo {}: {e}", path.display()))
 }
 
 /// Whether `perf record` ended as it does after SIGINT: it re-raises the signal, or exits 0.

@@ -1,34 +1,31 @@
-//! CPU time of this process and of the calling thread (`getrusage(2)`, microseconds): the
-//! driver samples both around the measured transfer, and the gateway's share is the process's
-//! less the driver thread's.
+//! CPU time of this process and of the calling thread (`getrusage(2)` through nix,
+//! microseconds): the driver samples both around the measured transfer, and the gateway's
+//! share is the process's less the driver thread's.
 
 use std::io;
 use std::time::Duration;
 
+use nix::sys::resource::{UsageWho, getrusage};
+use nix::sys::time::TimeVal;
+
 /// User + system CPU time of the whole process (every thread, live or joined).
 pub(super) fn process() -> io::Result<Duration> {
-    usage(libc::RUSAGE_SELF)
+    usage(UsageWho::RUSAGE_SELF)
 }
 
 /// User + system CPU time of the calling thread.
 pub(super) fn thread() -> io::Result<Duration> {
-    usage(libc::RUSAGE_THREAD)
+    usage(UsageWho::RUSAGE_THREAD)
 }
 
-fn usage(who: libc::c_int) -> io::Result<Duration> {
-    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one `struct rusage` through the pointer, which points to one.
-    if unsafe { libc::getrusage(who, u.as_mut_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: zero-initialised (all-zero is a valid rusage) and filled by getrusage.
-    let u = unsafe { u.assume_init() };
-    Ok(timeval(u.ru_utime) + timeval(u.ru_stime))
+fn usage(who: UsageWho) -> io::Result<Duration> {
+    let u = getrusage(who).map_err(io::Error::from)?;
+    Ok(timeval(u.user_time()) + timeval(u.system_time()))
 }
 
-fn timeval(t: libc::timeval) -> Duration {
-    let secs = u64::try_from(t.tv_sec).unwrap_or(0);
-    let micros = u32::try_from(t.tv_usec).unwrap_or(0);
+fn timeval(t: TimeVal) -> Duration {
+    let secs = u64::try_from(t.tv_sec()).unwrap_or(0);
+    let micros = u32::try_from(t.tv_usec()).unwrap_or(0);
     Duration::from_secs(secs) + Duration::from_micros(u64::from(micros))
 }
 
