@@ -172,7 +172,7 @@ fn print_table(report: &Value, results: &[SpeedResult]) {
             p.udp_tx,
             p.udp_tx_per_message,
             p.udp_rx_per_message,
-            d.queue + d.tun_write_errors + d.tun_read_errors + d.udp_send_errors + d.engine_queue,
+            d.total(),
             if r.integrity_ok { "yes" } else { "NO" },
             if r.tun_offload { "on" } else { "off" },
             if r.udp_gso { "on" } else { "off" },

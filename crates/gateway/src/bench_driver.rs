@@ -41,7 +41,7 @@ use thiserror::Error;
 
 use crate::config::{ConfigError, MAX_WORKERS};
 use crate::error::GatewayError;
-use crate::stats::{GatewayCounters, Snapshot};
+use crate::stats::{GatewayCounters, GatewayDrops, Snapshot};
 
 pub use tcp::{MAX_MSS, MIN_MSS, RETRANSMIT_TIMEOUT};
 
@@ -247,47 +247,6 @@ pub struct TransferCounts {
     pub refused: u64,
     /// Packets neither TCP could place (unparsable, unknown port).
     pub stray: u64,
-}
-
-/// The gateway's own drops, from its final snapshot.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
-pub struct GatewayDrops {
-    /// Inputs dropped because the owner's (or a worker's) queue was full.
-    pub queue: u64,
-    /// TUN writes that failed.
-    pub tun_write_errors: u64,
-    /// TUN reads that could not be cut into packets.
-    pub tun_read_errors: u64,
-    /// UDP sends that failed.
-    pub udp_send_errors: u64,
-    /// The engine's queues: `transmit_queue_drops` + `local_queue_drops`.
-    pub engine_queue: u64,
-    /// The engine's coding buffer (`coding_buffer_drops`).
-    pub coding_buffer: u64,
-}
-
-impl GatewayDrops {
-    fn of(s: &Snapshot) -> GatewayDrops {
-        let total = |k| engine_total(s, k);
-        GatewayDrops {
-            queue: s.gateway.queue_drops,
-            tun_write_errors: s.gateway.tun_write_errors,
-            tun_read_errors: s.gateway.tun_read_errors,
-            udp_send_errors: s.gateway.udp_send_errors,
-            engine_queue: total("transmit_queue_drops") + total("local_queue_drops"),
-            coding_buffer: total("coding_buffer_drops"),
-        }
-    }
-
-    /// Every drop.
-    pub fn total(&self) -> u64 {
-        self.queue
-            + self.tun_write_errors
-            + self.tun_read_errors
-            + self.udp_send_errors
-            + self.engine_queue
-            + self.coding_buffer
-    }
 }
 
 /// Packets or datagrams per call of the gateway's devices (its `*_calls` counters). On the

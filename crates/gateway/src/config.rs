@@ -102,7 +102,7 @@ pub struct RawConfig {
 }
 
 /// `[interface]` as written.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawInterface {
     /// TUN device name.

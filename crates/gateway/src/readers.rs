@@ -262,15 +262,13 @@ mod tests {
     use crate::io::fake_tun;
     use std::sync::mpsc;
 
-    /// The TUN reader hands over what one batched read gave as one batch and counts one call:
-    /// 20 packets queued before it starts arrive in one input with `tun_rx_calls` = 1. (With
-    /// the trait's one-packet `recv_batch` the same batch takes 20 calls.)
-    #[test]
-    fn tun_reader_counts_batched_reads() {
-        let (tun, h) = fake_tun();
-        for i in 0..20u8 {
-            h.inject.send(vec![i; 40]).unwrap();
-        }
+    /// A reader's link to a test: the owner's channel, the counters, the shutdown flag.
+    fn test_link() -> (
+        ReaderLink,
+        mpsc::Receiver<Input>,
+        Arc<ReaderCounters>,
+        Arc<AtomicBool>,
+    ) {
         let (tx, rx) = mpsc::sync_channel(4);
         let (_pool_tx, pool) = mpsc::channel();
         let counters = Arc::new(ReaderCounters::default());
@@ -281,6 +279,19 @@ mod tests {
             counters: counters.clone(),
             pool,
         };
+        (link, rx, counters, shutdown)
+    }
+
+    /// The TUN reader hands over what one batched read gave as one batch and counts one call:
+    /// 20 packets queued before it starts arrive in one input with `tun_rx_calls` = 1. (With
+    /// the trait's one-packet `recv_batch` the same batch takes 20 calls.)
+    #[test]
+    fn tun_reader_counts_batched_reads() {
+        let (tun, h) = fake_tun();
+        for i in 0..20u8 {
+            h.inject.send(vec![i; 40]).unwrap();
+        }
+        let (link, rx, counters, shutdown) = test_link();
         let reader = spawn_tun_reader(&Arc::new(tun), link);
         let Ok(Input::Tun(batch)) = rx.recv() else {
             panic!("a TUN batch")
@@ -328,16 +339,7 @@ mod tests {
     /// source, and counts one call and two kernel messages for five datagrams.
     #[test]
     fn udp_reader_splits_coalesced_messages() {
-        let (tx, rx) = mpsc::sync_channel(4);
-        let (_pool_tx, pool) = mpsc::channel();
-        let counters = Arc::new(ReaderCounters::default());
-        let shutdown = Arc::new(AtomicBool::new(false));
-        let link = ReaderLink {
-            tx,
-            shutdown: shutdown.clone(),
-            counters: counters.clone(),
-            pool,
-        };
+        let (link, rx, counters, shutdown) = test_link();
         let reader = spawn_udp_reader(&Arc::new(Coalescing(AtomicBool::new(false))), link);
         let Ok(Input::Udp(batch)) = rx.recv() else {
             panic!("a UDP batch")

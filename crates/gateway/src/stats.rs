@@ -239,6 +239,75 @@ pub fn render(s: &Snapshot) -> String {
     o
 }
 
+/// Drops a gateway caused itself (not the path), from its snapshot: its input and worker
+/// queues, TUN and UDP errors, and its engines' transmit and local queues and coding buffers.
+/// `tcpnc lab speed` adds both gateways'; `tcpnc bench gateway` reports its one gateway's.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct GatewayDrops {
+    /// Inputs dropped because the owner's (or a worker's) queue was full (`queue_drops`).
+    pub queue: u64,
+    /// TUN writes that failed.
+    pub tun_write_errors: u64,
+    /// TUN reads that could not be cut into IP packets.
+    pub tun_read_errors: u64,
+    /// UDP sends that failed.
+    pub udp_send_errors: u64,
+    /// The engines' queues: `transmit_queue_drops` + `local_queue_drops`.
+    pub engine_queue: u64,
+    /// The engines' coding buffers (`coding_buffer_drops`).
+    pub coding_buffer: u64,
+}
+
+impl GatewayDrops {
+    /// The drops of the gateway whose snapshot `s` is.
+    pub fn of(s: &Snapshot) -> GatewayDrops {
+        let total = |key: &str| -> u64 {
+            s.peers
+                .iter()
+                .map(|p| p.engine["totals"][key].as_u64().unwrap_or(0))
+                .sum()
+        };
+        GatewayDrops {
+            queue: s.gateway.queue_drops,
+            tun_write_errors: s.gateway.tun_write_errors,
+            tun_read_errors: s.gateway.tun_read_errors,
+            udp_send_errors: s.gateway.udp_send_errors,
+            engine_queue: total("transmit_queue_drops") + total("local_queue_drops"),
+            coding_buffer: total("coding_buffer_drops"),
+        }
+    }
+
+    /// Every drop.
+    pub fn total(&self) -> u64 {
+        self.queue
+            + self.tun_write_errors
+            + self.tun_read_errors
+            + self.udp_send_errors
+            + self.engine_queue
+            + self.coding_buffer
+    }
+
+    /// Whether nothing was dropped.
+    pub fn none(&self) -> bool {
+        self.total() == 0
+    }
+}
+
+impl std::ops::Add for GatewayDrops {
+    type Output = GatewayDrops;
+
+    fn add(self, o: GatewayDrops) -> GatewayDrops {
+        GatewayDrops {
+            queue: self.queue + o.queue,
+            tun_write_errors: self.tun_write_errors + o.tun_write_errors,
+            tun_read_errors: self.tun_read_errors + o.tun_read_errors,
+            udp_send_errors: self.udp_send_errors + o.udp_send_errors,
+            engine_queue: self.engine_queue + o.engine_queue,
+            coding_buffer: self.coding_buffer + o.coding_buffer,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

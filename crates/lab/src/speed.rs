@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use indicatif::ProgressBar;
 use serde::Serialize;
 use serde_json::Value;
+pub use tcpnc_gateway::stats::GatewayDrops;
 use tcpnc_gateway::stats::{GatewayCounters, Snapshot};
 use tcpnc_settings::{PathMode, PathSpec, PolicyOverrides, RedundancyPolicy, Switch};
 
@@ -120,28 +121,6 @@ pub struct PacketsPerCall {
     pub udp_tx_per_message: f64,
     /// Datagrams received per kernel message (above 1 only when UDP GRO coalesced them).
     pub udp_rx_per_message: f64,
-}
-
-/// Drops caused by the gateways themselves (not by the path), summed over both.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
-pub struct GatewayDrops {
-    /// Inputs dropped because the owner's queue was full.
-    pub queue: u64,
-    /// TUN writes that failed.
-    pub tun_write_errors: u64,
-    /// TUN reads that could not be cut into IP packets.
-    pub tun_read_errors: u64,
-    /// UDP sends that failed.
-    pub udp_send_errors: u64,
-    /// The engines' own queues: `transmit_queue_drops` + `local_queue_drops`.
-    pub engine_queue: u64,
-}
-
-impl GatewayDrops {
-    /// Whether nothing was dropped.
-    pub fn none(&self) -> bool {
-        *self == GatewayDrops::default()
-    }
 }
 
 /// The figures of one case.
@@ -344,21 +323,12 @@ fn per_call(a: &GatewayCounters, b: &GatewayCounters) -> PacketsPerCall {
     }
 }
 
+/// Both gateways' own drops, added.
 fn drops(snaps: &[&Snapshot]) -> GatewayDrops {
-    let mut d = GatewayDrops::default();
-    for s in snaps {
-        d.queue += s.gateway.queue_drops;
-        d.tun_write_errors += s.gateway.tun_write_errors;
-        d.tun_read_errors += s.gateway.tun_read_errors;
-        d.udp_send_errors += s.gateway.udp_send_errors;
-        for p in &s.peers {
-            let totals = &p.engine["totals"];
-            for k in ["transmit_queue_drops", "local_queue_drops"] {
-                d.engine_queue += totals[k].as_u64().unwrap_or(0);
-            }
-        }
-    }
-    d
+    snaps
+        .iter()
+        .map(|s| GatewayDrops::of(s))
+        .fold(GatewayDrops::default(), |a, b| a + b)
 }
 
 /// Clock ticks per second of `/proc/<pid>/stat`'s `utime` and `stime`: Linux reports them in

@@ -89,21 +89,11 @@ pub(super) fn gateway_config(o: &DriverOptions) -> Result<Config, DriverError> {
         interface: RawInterface {
             name: "bench".into(),
             address: format!("{LOCAL}/24"),
-            mtu: None,
             listen: GATEWAY.to_string(),
-            path_mtu: None,
             routes: Some(false),
-            stats_file: None,
-            queue_packets: None,
-            tun_offload: None,
-            udp_gso: None,
-            udp_gro: None,
             workers: Some(o.workers),
-            metrics_listen: None,
-            log_level: None,
             insecure: Some(true),
-            private_key: None,
-            private_key_file: None,
+            ..Default::default()
         },
         coding,
         peer: vec![RawPeer {
