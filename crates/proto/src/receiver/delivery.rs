@@ -165,11 +165,7 @@ impl ReceiverHalf {
         }
         self.local_right_edge = Some(right_edge);
         self.window_shift = window_shift;
-        for sym in self.symbols.values_mut() {
-            if matches!(sym.delivery, Delivery::Delivered { .. }) && seq_lt(sym.range.end, ack) {
-                sym.delivery = Delivery::Confirmed;
-            }
-        }
+        self.confirm_below(ack);
         self.try_drop();
         if advanced {
             self.redeliver_at(cx, ack);
@@ -186,6 +182,29 @@ impl ReceiverHalf {
         }
     }
 
+    /// Confirms every delivered symbol ending before `ack`. Symbols are in sequence order, so
+    /// the scan stops at the first one that does not end before `ack`, and it starts at
+    /// `confirmed_to`, which it moves past the gapless confirmed prefix (an index not
+    /// recorded yet stops it: a later frame may still name that symbol).
+    fn confirm_below(&mut self, ack: u32) {
+        let base = self.decoder.as_ref().map_or(0, |d| d.base());
+        let mut next = self.confirmed_to.max(base);
+        let mut prefix = true;
+        for (&index, sym) in self.symbols.range_mut(self.confirmed_to..) {
+            if !seq_lt(sym.range.end, ack) {
+                break;
+            }
+            if matches!(sym.delivery, Delivery::Delivered { .. }) {
+                sym.delivery = Delivery::Confirmed;
+            }
+            prefix &= index == next && sym.delivery == Delivery::Confirmed;
+            if prefix {
+                next = index + 1;
+            }
+        }
+        self.confirmed_to = self.confirmed_to.max(next);
+    }
+
     /// What the peer's TCP can use of a window of `w` bytes: its ACKs carry `w >> shift`, so a
     /// window of 1400 bytes at shift 10 reads as 1024, less than a segment. Judged unscaled, such
     /// a window counted as open, the window update when the local TCP really opened was never
@@ -199,7 +218,8 @@ impl ReceiverHalf {
     /// Earliest redelivery deadline.
     pub fn poll_timeout(&self, cfg: &EngineConfig) -> Option<Duration> {
         self.symbols
-            .values()
+            .range(self.confirmed_to..)
+            .map(|(_, s)| s)
             .filter_map(|s| match s.delivery {
                 Delivery::Delivered { last, attempts, .. }
                     if attempts <= cfg.max_redeliveries
@@ -221,7 +241,7 @@ impl ReceiverHalf {
         let flow = self.data_flow.reversed();
         let head = self.local_ack;
         let decoder = self.decoder.as_ref();
-        for (&index, sym) in self.symbols.iter_mut() {
+        for (&index, sym) in self.symbols.range_mut(self.confirmed_to..) {
             let is_head = Some(sym.range.start) == head;
             let Delivery::Delivered {
                 ident,

@@ -81,6 +81,10 @@ pub struct ReceiverHalf {
     dropped_end: Option<u32>,
     /// In-order delivery frontier: every index below it was delivered; its seq.
     frontier_index: u64,
+    /// Every symbol below this index is confirmed (or dropped): the local ACKs' and the
+    /// redelivery timers' scans start here instead of at the decoder's base, which trails
+    /// by the symbols waiting for the peer's Base.
+    confirmed_to: u64,
     frontier_seq: Option<u32>,
     pids: PidTracker,
     last_pid: u32,
@@ -120,6 +124,7 @@ impl ReceiverHalf {
             highest: None,
             dropped_end: None,
             frontier_index: 0,
+            confirmed_to: 0,
             frontier_seq: None,
             pids: PidTracker::new(),
             last_pid: 0,
