@@ -198,6 +198,15 @@ pub fn render(s: &Snapshot) -> String {
         "  tun  rx {} pkts / {} B   tx {} pkts / {} B",
         g.tun_rx_packets, g.tun_rx_bytes, g.tun_tx_packets, g.tun_tx_bytes
     );
+    if s.workers > 1 {
+        let items: Vec<String> = s.worker_items.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            o,
+            "  engine workers {}: items {}",
+            s.workers,
+            items.join(" / ")
+        );
+    }
     let _ = writeln!(
         o,
         "  udp  rx {} dgrams / {} B   tx {} dgrams / {} B   keepalives rx {} tx {}",
@@ -350,6 +359,14 @@ mod tests {
         let text = render(&back);
         assert!(text.contains("no peer 3"), "{text}");
         assert!(text.contains("peer b at 127.0.0.1:2"), "{text}");
+        assert!(!text.contains("engine workers"), "{text}");
+        let sharded = Snapshot {
+            workers: 2,
+            worker_items: vec![10, 7],
+            ..back
+        };
+        let text = render(&sharded);
+        assert!(text.contains("engine workers 2: items 10 / 7"), "{text}");
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(read_snapshot(&path).is_err());
     }
