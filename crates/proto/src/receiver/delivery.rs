@@ -184,11 +184,11 @@ impl ReceiverHalf {
 
     /// Confirms every delivered symbol ending before `ack`. Symbols are in sequence order, so
     /// the scan stops at the first one that does not end before `ack`, and it starts at
-    /// `confirmed_to`, which it moves past the gapless confirmed prefix (an index not
-    /// recorded yet stops it: a later frame may still name that symbol).
+    /// `confirmed_to`, which it moves past the confirmed prefix. Every symbol below
+    /// `confirmed_to` ends before the local ACK, so one recorded there later (its bytes reached
+    /// the TCP another way) is confirmed as it is delivered (`deliver_first`): nothing below
+    /// the prefix waits for a scan.
     fn confirm_below(&mut self, ack: u32) {
-        let base = self.decoder.as_ref().map_or(0, |d| d.base());
-        let mut next = self.confirmed_to.max(base);
         let mut prefix = true;
         for (&index, sym) in self.symbols.range_mut(self.confirmed_to..) {
             if !seq_lt(sym.range.end, ack) {
@@ -197,12 +197,11 @@ impl ReceiverHalf {
             if matches!(sym.delivery, Delivery::Delivered { .. }) {
                 sym.delivery = Delivery::Confirmed;
             }
-            prefix &= index == next && sym.delivery == Delivery::Confirmed;
+            prefix &= sym.delivery == Delivery::Confirmed;
             if prefix {
-                next = index + 1;
+                self.confirmed_to = index + 1;
             }
         }
-        self.confirmed_to = self.confirmed_to.max(next);
     }
 
     /// What the peer's TCP can use of a window of `w` bytes: its ACKs carry `w >> shift`, so a
