@@ -276,14 +276,6 @@ impl PerCall {
     }
 }
 
-/// The engines' total `key` over every peer of `s`.
-fn engine_total(s: &Snapshot, key: &str) -> u64 {
-    s.peers
-        .iter()
-        .map(|p| p.engine["totals"][key].as_u64().unwrap_or(0))
-        .sum()
-}
-
 /// The figures of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct DriverReport {
@@ -374,7 +366,7 @@ fn report(
     let per_gb = |s: f64| if gb > 0.0 { s / gb } else { 0.0 };
     let gateway_s = process.saturating_sub(thread).as_secs_f64();
     let g = &snap.gateway;
-    let total = |k| engine_total(snap, k);
+    let total = |k| snap.engine_total(k);
     let nc = opts.mode == CodingMode::Nc;
     DriverReport {
         case: opts.label(),

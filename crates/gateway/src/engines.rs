@@ -1,7 +1,8 @@
 //! The peers' engines as the owner thread drives them: on the owner thread itself
 //! (`interface.workers = 1`), or sharded by connection over worker threads
-//! ([`crate::workers`], `workers` > 1). Either way the owner gets what the engines produced
-//! as a [`Parcel`] and seals, writes and monitors it in one place.
+//! ([`crate::workers`], `workers` > 1). Either way the owner takes what the engines produced
+//! one [`Output`] at a time (inline straight from the engines' buffers, from workers out of
+//! their [`Parcel`]s) and seals, writes and monitors it in one place.
 
 use std::time::Duration;
 
@@ -80,12 +81,13 @@ impl Engines {
         }
     }
 
-    /// End of a dispatch round: the inline engines' output into `out`; with workers, their
-    /// inputs of this round handed over (their output arrives as [`crate::readers::Input::Worker`]).
-    pub fn flush(&mut self, out: &mut Parcel) {
+    /// End of a dispatch round: the inline engines' output handed to `take`, read in place;
+    /// with workers, their inputs of this round handed over (their output arrives as
+    /// [`crate::readers::Input::Worker`]).
+    pub fn flush(&mut self, take: impl FnMut(usize, Output<'_>)) {
         match self {
             Engines::Inline(e) => {
-                collect(e, out);
+                drain(e, take);
             }
             Engines::Workers(w) => w.submit(),
         }
@@ -138,22 +140,31 @@ impl Engines {
     }
 }
 
-/// Moves everything `engines` (peer i at index i) produced into `out`: frames for the peer,
-/// packets for the TUN, events. Returns whether a flow opened or closed.
-pub(crate) fn collect(engines: &mut [PeerEngine], out: &mut Parcel) -> bool {
+/// One thing an engine produced, for the owner.
+pub(crate) enum Output<'a> {
+    /// A frame for the peer ([`Side::Remote`]) or an IP packet for the TUN ([`Side::Local`]).
+    Packet(Side, &'a [u8]),
+    /// An engine event.
+    Event(Event),
+}
+
+/// Hands everything `engines` (peer i at index i) produced to `take` (frames for the peer,
+/// packets for the TUN, events), each buffer going back to its engine after. Returns whether
+/// a flow opened or closed.
+pub(crate) fn drain(engines: &mut [PeerEngine], mut take: impl FnMut(usize, Output<'_>)) -> bool {
     let mut changed = false;
     for (peer, e) in engines.iter_mut().enumerate() {
         while let Some(d) = e.poll_remote() {
-            out.push(peer, Side::Remote, &d);
+            take(peer, Output::Packet(Side::Remote, &d));
             e.recycle(d);
         }
         while let Some(p) = e.poll_local() {
-            out.push(peer, Side::Local, &p);
+            take(peer, Output::Packet(Side::Local, &p));
             e.recycle(p);
         }
         while let Some(ev) = e.poll_event() {
             changed |= matches!(ev, Event::FlowOpened { .. } | Event::FlowClosed { .. });
-            out.events.push((peer, ev));
+            take(peer, Output::Event(ev));
         }
     }
     changed

@@ -17,7 +17,7 @@ use tcpnc_wire::KeepaliveRepr;
 
 use crate::cidr::PrefixTable;
 use crate::config::Peer;
-use crate::engines::Engines;
+use crate::engines::{Engines, Output};
 use crate::error::GatewayError;
 use crate::io::{Tun, Udp};
 use crate::monitor::Monitor;
@@ -71,8 +71,6 @@ pub struct Gateway<T: Tun, U: Udp> {
     peers: Vec<PeerSlot>,
     /// The peers' engines: inline, or sharded over worker threads (`interface.workers`).
     engines: Engines,
-    /// What the inline engines produced in this flush (buffer reused).
-    engine_out: Parcel,
     routes: PrefixTable<usize>,
     envelope: Envelope,
     counters: GatewayCounters,
@@ -146,7 +144,6 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             udp: Arc::new(udp),
             peers: slots,
             engines: Engines::new(shards),
-            engine_out: Parcel::default(),
             routes,
             envelope,
             counters: GatewayCounters::default(),
@@ -316,8 +313,8 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 }
                 let _ = pools.udp.send(batch);
             }
-            Input::Worker(k, parcel) => {
-                self.deliver(now, &parcel);
+            Input::Worker(k, mut parcel) => {
+                self.deliver(now, &mut parcel);
                 self.engines.give_back(k, parcel);
             }
             Input::Failed(what, source) => return Err(GatewayError::Io { what, source }),
@@ -399,11 +396,10 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             tracing::warn!(peer = %self.peers[i].peer.name, "peer restarted: resetting its connections");
             self.engines.reset_flows(now, i);
         }
-        let mut out = std::mem::take(&mut self.engine_out);
-        self.engines.flush(&mut out);
-        self.deliver(now, &out);
-        out.clear();
-        self.engine_out = out;
+        // Moved out for the flush, so that `take` may borrow the rest of the gateway.
+        let mut engines = std::mem::replace(&mut self.engines, Engines::Inline(Vec::new()));
+        engines.flush(|i, o| self.take(now, i, o));
+        self.engines = engines;
         for i in 0..self.peers.len() {
             if self.monitor.flows_due(i, now) {
                 let counters = self.engines.counters(i);
@@ -414,29 +410,35 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         self.transmit();
     }
 
-    /// What the engines produced: frames sealed for their peer, packets queued for the TUN,
-    /// events to the monitor.
-    fn deliver(&mut self, now: Duration, parcel: &Parcel) {
+    /// What a worker's parcel holds, taken item by item ([`Gateway::take`]).
+    fn deliver(&mut self, now: Duration, parcel: &mut Parcel) {
         for (i, side, bytes) in parcel.items() {
-            match side {
-                Side::Remote => {
-                    if parse_keepalive(bytes).is_some() {
-                        // The engine's answer to a peer's probe.
-                        self.counters.keepalives_tx += 1;
-                    } else {
-                        self.peers[i].counters.datagrams_tx += 1;
-                    }
-                    self.envelope.seal(now, i, bytes);
-                }
-                Side::Local => {
-                    self.counters.tun_tx_bytes += bytes.len() as u64;
-                    self.peers[i].counters.delivered_packets += 1;
-                    self.tun_tx.push(bytes);
-                }
-            }
+            self.take(now, i, Output::Packet(side, bytes));
         }
-        for (i, ev) in &parcel.events {
-            self.monitor.event(*i, now, ev);
+        for (i, ev) in parcel.events.drain(..) {
+            self.take(now, i, Output::Event(ev));
+        }
+    }
+
+    /// One thing peer `i`'s engine produced: a frame sealed for the peer, a packet queued for
+    /// the TUN, an event for the monitor.
+    fn take(&mut self, now: Duration, i: usize, o: Output<'_>) {
+        match o {
+            Output::Packet(Side::Remote, bytes) => {
+                if parse_keepalive(bytes).is_some() {
+                    // The engine's answer to a peer's probe.
+                    self.counters.keepalives_tx += 1;
+                } else {
+                    self.peers[i].counters.datagrams_tx += 1;
+                }
+                self.envelope.seal(now, i, bytes);
+            }
+            Output::Packet(Side::Local, bytes) => {
+                self.counters.tun_tx_bytes += bytes.len() as u64;
+                self.peers[i].counters.delivered_packets += 1;
+                self.tun_tx.push(bytes);
+            }
+            Output::Event(ev) => self.monitor.event(i, now, &ev),
         }
     }
 

@@ -248,6 +248,17 @@ pub fn render(s: &Snapshot) -> String {
     o
 }
 
+impl Snapshot {
+    /// The engines' total `key` (`data_sent`, `coding_buffer_drops`, …) over every peer; 0
+    /// when absent.
+    pub fn engine_total(&self, key: &str) -> u64 {
+        self.peers
+            .iter()
+            .map(|p| p.engine["totals"][key].as_u64().unwrap_or(0))
+            .sum()
+    }
+}
+
 /// Drops a gateway caused itself (not the path), from its snapshot: its input and worker
 /// queues, TUN and UDP errors, and its engines' transmit and local queues and coding buffers.
 /// `tcpnc lab speed` adds both gateways'; `tcpnc bench gateway` reports its one gateway's.
@@ -270,12 +281,7 @@ pub struct GatewayDrops {
 impl GatewayDrops {
     /// The drops of the gateway whose snapshot `s` is.
     pub fn of(s: &Snapshot) -> GatewayDrops {
-        let total = |key: &str| -> u64 {
-            s.peers
-                .iter()
-                .map(|p| p.engine["totals"][key].as_u64().unwrap_or(0))
-                .sum()
-        };
+        let total = |key| s.engine_total(key);
         GatewayDrops {
             queue: s.gateway.queue_drops,
             tun_write_errors: s.gateway.tun_write_errors,

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use tcpnc_proto::seam::Counters;
 use tcpnc_proto::shard::{local_shard, remote_shard};
 
-use crate::engines::collect;
+use crate::engines::{Output, drain};
 use crate::monitor::FLOW_REFRESH;
 use crate::parcel::{Parcel, Side};
 use crate::peer_engine::PeerEngine;
@@ -258,7 +258,10 @@ impl Worker {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
             self.timers();
-            let opened_or_closed = collect(&mut self.engines, &mut out);
+            let opened_or_closed = drain(&mut self.engines, |peer, o| match o {
+                Output::Packet(side, bytes) => out.push(peer, side, bytes),
+                Output::Event(ev) => out.events.push((peer, ev)),
+            });
             if opened_or_closed || self.origin.elapsed() >= next_publish {
                 self.publish();
                 next_publish = self.origin.elapsed() + FLOW_REFRESH;
