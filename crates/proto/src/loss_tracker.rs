@@ -42,6 +42,9 @@ pub struct LossEstimator {
     rates: std::collections::VecDeque<f64>,
     /// Transitions between consecutive judged Pids, for the burstiness fit.
     bursts: BurstCounts,
+    /// The same for the Pids judged while sampling only (the random loss, as the floor's
+    /// windows): [`LossEstimator::random_burst_fit`].
+    quiet_bursts: BurstCounts,
     /// Whether Pids judged now count in the random-loss windows ([`LossEstimator::set_sampling`]).
     sampling: bool,
 }
@@ -88,6 +91,9 @@ pub const WINDOWS_KEPT: usize = 4;
 /// mean ≈ 2 % at 10 % loss): Pids are sampled only between queues, and a queue that never
 /// drains would otherwise leave the floor, and the bitmap signal with it, unknown for ever.
 pub const MIN_SAMPLED: u64 = 256;
+/// Loss bursts that must have ended among the sampled Pids before their fit counts
+/// ([`LossEstimator::random_burst_fit`]): one or two bursts say little of their length.
+pub const MIN_QUIET_BURSTS: u64 = 8;
 
 impl Default for LossEstimator {
     fn default() -> Self {
@@ -109,6 +115,7 @@ impl LossEstimator {
             window: (0, 0),
             rates: std::collections::VecDeque::new(),
             bursts: BurstCounts::default(),
+            quiet_bursts: BurstCounts::default(),
             sampling: true,
         }
     }
@@ -117,6 +124,16 @@ impl LossEstimator {
     /// ended (`None` before: no burst length can be told).
     pub fn burst_fit(&self) -> Option<BurstFit> {
         self.bursts.fit()
+    }
+
+    /// The burstiness of the random loss alone: the fit of the Pids judged while sampling (no
+    /// queue building, as the floor's windows), once [`MIN_QUIET_BURSTS`] loss bursts have
+    /// ended among them (`None` before). A drop-tail queue's overflow is not the path's
+    /// burstiness.
+    pub fn random_burst_fit(&self) -> Option<BurstFit> {
+        (self.quiet_bursts.bursts_ended() >= MIN_QUIET_BURSTS)
+            .then(|| self.quiet_bursts.fit())
+            .flatten()
     }
 
     fn status_of(&self, pid: u32) -> Status {
@@ -214,6 +231,7 @@ impl LossEstimator {
                 }
                 if ahead as usize > STATUS_RING {
                     self.bursts.break_run(); // the Pids between are not consecutive
+                    self.quiet_bursts.break_run();
                     to.wrapping_sub(32)
                 } else {
                     c.wrapping_add(1)
@@ -241,6 +259,11 @@ impl LossEstimator {
 
     fn count(&mut self, lost: bool) {
         self.bursts.record(lost);
+        if self.sampling {
+            self.quiet_bursts.record(lost);
+        } else {
+            self.quiet_bursts.break_run();
+        }
         if lost {
             self.lost += 1;
         } else {
@@ -466,6 +489,36 @@ mod tests {
         let iid = fit(0.05, 0.95);
         assert!(iid.mean_burst() < 1.2, "{iid:?}");
         assert_eq!(LossEstimator::new().burst_fit(), None);
+    }
+
+    /// The random burst fit sees only the Pids judged while sampling, and only once
+    /// [`MIN_QUIET_BURSTS`] bursts ended there: bursts of 10 while a queue builds, then bursts
+    /// of 3, fit a mean of 3.
+    #[test]
+    fn the_random_burst_fit_leaves_queue_periods_out() {
+        let mut e = LossEstimator::new();
+        let (mut history, mut pid) = (0u64, 0u32);
+        let mut feed = |e: &mut LossEstimator, bursts: u32, len: u32| {
+            for _ in 0..bursts {
+                for i in 0..40 {
+                    let lost = i >= 20 && i < 20 + len;
+                    history = history << 1 | u64::from(lost);
+                    if !lost {
+                        e.on_ack(&ack(pid, (history >> 1) as u32), false, 0);
+                    }
+                    pid += 1;
+                }
+            }
+        };
+        e.set_sampling(false);
+        feed(&mut e, 20, 10);
+        e.set_sampling(true);
+        feed(&mut e, 7, 3);
+        assert_eq!(e.random_burst_fit(), None, "7 quiet bursts");
+        feed(&mut e, 1, 3);
+        let quiet = e.random_burst_fit().expect("8 quiet bursts");
+        assert!((quiet.mean_burst() - 3.0).abs() < 1e-9, "{quiet:?}");
+        assert!(e.burst_fit().unwrap().mean_burst() > 7.0);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! its first estimation window is complete, the peer's unordering length with every NC-ACK); a
 //! sender half created later starts from them instead of from nothing: its redundancy from the
 //! known floor (with `redundancy = "auto"`), its loss record with the floor as a prior window,
-//! its coding window widened by the known unordering length. Each flow then refines its own.
+//! its coding window widened by the known unordering length and at least the known burst cover.
+//! Each flow then refines its own.
 //! The round-trip floor is merged on every NC-ACK (below).
 
 use std::time::Duration;
@@ -25,6 +26,9 @@ pub struct PathEstimate {
     pub loss_floor: Option<f64>,
     /// Latest unordering length the peer reported (Ha & Tsuru §3.2), Pids.
     pub unordering: u16,
+    /// Latest burst cover of a flow that knew one (`burst_window`,
+    /// `loss_burst::BurstFit::cover`), packets; 0 before.
+    pub burst_window: u16,
     /// The repair tokens the flows share (`repair_budget.rs`).
     pub repair_budget: RepairBudget,
     /// Smallest smoothed combination round trip a flow measured (the path without a queue)

@@ -47,6 +47,7 @@ impl Policies {
             tail_repair: Switch::Off,
             window_policy: WindowPolicy::Fixed,
             coalesce_acks: Switch::Off,
+            burst_window: Switch::Off,
         }
     }
 
@@ -99,6 +100,8 @@ mod tests {
             p.path_memory,
             p.repair_budget,
             p.tail_repair,
+            p.coalesce_acks,
+            p.burst_window,
         ] {
             assert_eq!(s, Switch::Off);
         }

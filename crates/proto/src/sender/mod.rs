@@ -81,6 +81,9 @@ pub struct SenderHalf {
     largest_payload: u32,
     /// The sink's latest unordering length in Pids (Ha & Tsuru §3.2; 0 with the mechanism off).
     unordering: u16,
+    /// The coding window the path's loss bursts ask for (`burst_window`,
+    /// `loss_burst::BurstFit::cover`); 0 until known.
+    burst_window: u16,
     /// A duplicate NC-ACK the sink flagged PAUSE, held from the local TCP until this deadline
     /// (Ha & Tsuru §3.3): its ack number and window.
     paused: Option<(Duration, u32, u32)>,
@@ -136,6 +139,7 @@ impl SenderHalf {
             ip_ident: 0,
             largest_payload: 0,
             unordering: 0,
+            burst_window: 0,
             paused: None,
             vbnc: cfg
                 .policies
@@ -167,18 +171,22 @@ impl SenderHalf {
         if cfg.policies.unordering.is_on() {
             self.unordering = path.unordering;
         }
+        if cfg.policies.burst_window.is_on() {
+            self.burst_window = path.burst_window;
+        }
         self
     }
 
-    /// The coding window W of a new combination: the configured one (or VBNC's, at most it)
-    /// widened by the sink's unordering length (Ha & Tsuru §3.2: a combination must reach back
-    /// to the first unseen packet even after the combinations before it were overtaken), at
-    /// most 255.
+    /// The coding window W of a new combination: the configured one (or VBNC's, at most it),
+    /// at least the path's burst cover (`burst_window`: a combination must reach back to the
+    /// first unseen packet after a loss burst), widened by the sink's unordering length (Ha &
+    /// Tsuru §3.2: the same after the combinations before it were overtaken), at most 255.
     fn coding_window(&self, cx: &Context<'_>) -> usize {
         let w = self
             .vbnc
             .as_ref()
-            .map_or(cx.config.coding_window(), Vbnc::window);
+            .map_or(cx.config.coding_window(), Vbnc::window)
+            .max(usize::from(self.burst_window));
         (w + usize::from(self.unordering)).min(crate::config::MAX_CODING_WINDOW)
     }
 

@@ -94,6 +94,13 @@ impl SenderHalf {
         if let Some(fit) = self.loss.burst_fit() {
             cx.stats.loss_burst_milli = (fit.mean_burst() * 1e3).min(f64::from(u32::MAX)) as u32;
         }
+        if cx.config.policies.burst_window.is_on()
+            && let Some(fit) = self.loss.random_burst_fit()
+        {
+            self.burst_window = fit.cover();
+            cx.path.burst_window = self.burst_window;
+        }
+        cx.stats.burst_window = self.burst_window;
         if cx.config.policies.redundancy.adapts() {
             let r = cx
                 .config

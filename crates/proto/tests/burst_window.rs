@@ -1,0 +1,194 @@
+//! The burst window (`burst_window`, issue 10 mechanism 4): on a path that loses combinations in
+//! Gilbert-Elliott bursts longer than the coding window, the seen-ACK stalls at each such burst
+//! (the combinations after it no longer reach back to the first unseen packet) and TCP sees
+//! duplicate ACKs until a repair arrives. With the mechanism the sender fits the bursts, widens
+//! its window to cover 99 % of them and the ACK keeps moving; a new flow starts from the cover
+//! the path already showed.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::flows::client_data;
+use common::*;
+use tcpnc_proto::config::{CongestionRule, Switch};
+use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
+use tcpnc_proto::{Engine, EngineConfig, FlowStats, Policies, RedundancyPolicy};
+use tcpnc_wire::FrameRepr;
+
+const SEG: u32 = 1000;
+const ISN: u32 = 77_000;
+/// Segments sent, one per millisecond.
+const SEGMENTS: u32 = 6000;
+/// One-way delay of DATA frames and of NC-ACKs, ms.
+const DELAY: u64 = 10;
+/// The path: 5 % of the DATA direction's frames lost, in bursts of 8 on average.
+const LOSS: f64 = 0.05;
+const MEAN_BURST: f64 = 8.0;
+
+struct Outcome {
+    acks: Vec<u32>,
+    flow: FlowStats,
+}
+
+fn config(burst_window: Switch) -> EngineConfig {
+    let mut c = EngineConfig::new(&Policies::product(), 1472);
+    c.policies.redundancy = RedundancyPolicy::Fixed(1.1);
+    c.policies.congestion = CongestionRule::Loss;
+    c.policies.bitmap_signal = Switch::Off;
+    c.policies.burst_window = burst_window;
+    c
+}
+
+/// Simple Gilbert model per DATA frame: P(good → bad) = p, P(bad → good) = 1 / MEAN_BURST.
+struct Gilbert {
+    rng: TestRng,
+    bad: bool,
+}
+
+impl Gilbert {
+    fn lost(&mut self) -> bool {
+        let r = 1.0 / MEAN_BURST;
+        let p = LOSS * r / (1.0 - LOSS);
+        self.bad = if self.bad {
+            !self.rng.chance(r)
+        } else {
+            self.rng.chance(p)
+        };
+        self.bad
+    }
+}
+
+/// One flow of `SEGMENTS` through `a` (sender) and `b`; frames sent at `now` arrive at
+/// `now + DELAY` unless the Gilbert model loses them. The receiving TCP acknowledges what it
+/// was delivered at once.
+fn run(a: &mut Engine, b: &mut Engine, isn: u32) -> Outcome {
+    let mut to_b: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
+    let mut to_a: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
+    let mut path = Gilbert {
+        rng: TestRng(0x9e37_79b9_7f4a_7c15 ^ u64::from(isn)),
+        bad: false,
+    };
+    let (mut sent, mut acks) = (0u64, Vec::new());
+    for now in 0..u64::from(SEGMENTS) + 2000 {
+        for (_, d) in take_due(&mut to_a, now) {
+            a.handle_datagram(ms(now), &d);
+        }
+        if a.poll_timeout().is_some_and(|t| t <= ms(now)) {
+            a.handle_timeout(ms(now));
+        }
+        if now < u64::from(SEGMENTS) {
+            a.handle_local(ms(now), &bulk_segment(isn, now as u32, SEG));
+        }
+        while let Some(d) = a.poll_transmit() {
+            sent += 1;
+            if !path.lost() {
+                to_b.insert((now + DELAY, sent), d);
+            }
+        }
+        for (_, d) in take_due(&mut to_b, now) {
+            b.handle_datagram(ms(now), &d);
+        }
+        if b.poll_timeout().is_some_and(|t| t <= ms(now)) {
+            b.handle_timeout(ms(now));
+        }
+        let mut delivered_to = None;
+        while let Some(p) = b.poll_local() {
+            delivered_to = Some(TcpPacket::parse(&p).unwrap().end_seq());
+        }
+        if let Some(end) = delivered_to {
+            let ack = segment(&server_to_client(), 1, end, TcpFlags::ACK, 65535, &[], &[]);
+            b.handle_local(ms(now), &ack);
+        }
+        while let Some(d) = b.poll_transmit() {
+            sent += 1;
+            to_a.insert((now + DELAY, sent), d);
+        }
+        while let Some(p) = a.poll_local() {
+            acks.push(TcpPacket::parse(&p).unwrap().tcp.ack);
+        }
+    }
+    let flow = a.stats().flows.values().next().unwrap().clone();
+    Outcome { acks, flow }
+}
+
+fn take_due(q: &mut BTreeMap<(u64, u64), Vec<u8>>, now: u64) -> Vec<((u64, u64), Vec<u8>)> {
+    let later = q.split_off(&(now + 1, 0));
+    std::mem::replace(q, later).into_iter().collect()
+}
+
+fn duplicates(acks: &[u32]) -> usize {
+    acks.windows(2).filter(|p| p[0] == p[1]).count()
+}
+
+fn one_flow(burst_window: Switch) -> Outcome {
+    let cfg = config(burst_window);
+    let mut a = Engine::new(cfg.clone(), 1).unwrap();
+    let mut b = Engine::new(cfg, 2).unwrap();
+    run(&mut a, &mut b, ISN)
+}
+
+#[test]
+fn a_window_that_covers_the_bursts_keeps_the_seen_ack_moving() {
+    let on = one_flow(Switch::On);
+    let off = one_flow(Switch::Off);
+    eprintln!(
+        "on: window {} burst {} dups {} repairs {} | off: window {} dups {} repairs {}",
+        on.flow.burst_window,
+        on.flow.loss_burst_milli,
+        duplicates(&on.acks),
+        on.flow.repairs_sent,
+        off.flow.burst_window,
+        duplicates(&off.acks),
+        off.flow.repairs_sent,
+    );
+    let end = ISN + SEGMENTS * SEG;
+    assert_eq!(*on.acks.last().unwrap(), end);
+    assert_eq!(*off.acks.last().unwrap(), end);
+    // The fit finds bursts of about 8: a cover of 36 (30..=45 for the sample's spread).
+    assert!(
+        (30..=45).contains(&on.flow.burst_window),
+        "{}",
+        on.flow.burst_window
+    );
+    assert_eq!(off.flow.burst_window, 0);
+    // Bursts longer than 11 stall a window of 12: TCP sees their duplicate ACKs.
+    assert!(duplicates(&off.acks) >= 20, "{}", duplicates(&off.acks));
+    assert!(
+        duplicates(&on.acks) * 4 <= duplicates(&off.acks),
+        "{} vs {}",
+        duplicates(&on.acks),
+        duplicates(&off.acks)
+    );
+}
+
+/// The widest combination of a second flow's first `n` segments (no NC-ACK for it yet), sent
+/// by `a` after a first flow of `SEGMENTS` over the bursty path.
+fn second_flow_widest(memory: Switch) -> (u16, usize) {
+    let mut cfg = config(Switch::On);
+    cfg.policies.path_memory = memory;
+    let mut a = Engine::new(cfg.clone(), 1).unwrap();
+    let mut b = Engine::new(cfg, 2).unwrap();
+    let first = run(&mut a, &mut b, ISN);
+    let mut widest = 0;
+    for i in 0..48 {
+        a.handle_local(ms(20_000 + u64::from(i)), &client_data(42_000, i, SEG));
+        while let Some(d) = a.poll_transmit() {
+            if let Ok(FrameRepr::Data { header, .. }) = FrameRepr::parse(&d) {
+                widest = widest.max(header.ranges.len());
+            }
+        }
+    }
+    (first.flow.burst_window, widest)
+}
+
+/// Path memory: a second flow over the same engines codes over the first flow's cover from its
+/// first segments; without path memory it starts from the configured window.
+#[test]
+fn a_new_flow_starts_from_the_paths_burst_cover() {
+    let (cover, widest) = second_flow_widest(Switch::On);
+    assert!(cover >= 30, "{cover}");
+    assert_eq!(widest, usize::from(cover));
+    let (_, widest) = second_flow_widest(Switch::Off);
+    assert_eq!(widest, usize::from(Policies::product().window));
+}
