@@ -3,7 +3,8 @@
 //! * [`config`]: the WireGuard-like TOML file of `tcpnc up`, validated with errors naming
 //!   the key and the reason; its `[coding]` table in [`coding_config`].
 //! * [`io`]: the [`io::Tun`] / [`io::Udp`] seams and in-memory fakes, with [`tun_batch`]: the
-//!   TUN's batches (offload segments in, GRO batches out); [`sys`]: the real TUN
+//!   TUN's batches (offload segments in, GRO batches out) and [`tun_gro`]: the write-side TCP
+//!   GRO of an offloading TUN; [`sys`]: the real TUN
 //!   (tun-rs) and routes (UDP sockets come from `tcpnc-io`, shared with the `tcpnc link` relay
 //!   of `tcpnc-relay`).
 //! * [`peer_engine`]: the per-peer engine the loop drives, a [`tcpnc_proto::seam::Seam`]
@@ -41,6 +42,7 @@ pub mod stats;
 pub mod stats_watch;
 pub mod sys;
 pub mod tun_batch;
+pub mod tun_gro;
 pub mod up;
 mod workers;
 

@@ -5,7 +5,7 @@ use std::io;
 use std::net::IpAddr;
 use std::os::fd::AsRawFd;
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 pub use tcpnc_io::{SysUdp, wait_readable};
@@ -14,6 +14,7 @@ use crate::cidr::Cidr;
 use crate::error::GatewayError;
 use crate::io::{Tun, recv_one, send_each};
 use crate::tun_batch::{TUN_HEADROOM, TunRead, TunRx, TunSent, TunTx};
+use crate::tun_gro::TunGro;
 
 /// Whether the process runs with effective uid 0.
 pub fn is_root() -> bool {
@@ -25,23 +26,14 @@ pub fn is_root() -> bool {
 /// With offloads (`IFF_VNET_HDR`, `interface.tun_offload`) the kernel hands the TUN TSO/GSO
 /// super-packets of up to 64 KiB, which one read cuts into MSS-sized IP packets (tun-rs
 /// `recv_multiple`, wireguard-go's `handleVirtioRead`), and a batch of written TCP segments is
-/// coalesced by GRO into fewer, larger writes (tun-rs `send_multiple`).
+/// coalesced by our GRO ([`TunGro`]) into fewer, larger writes.
 pub struct SysTun {
     dev: tun_rs::SyncDevice,
     name: String,
     mtu: u16,
     /// The GRO state of batched writes (only the owner thread writes; never contended).
-    gro: Option<Mutex<tun_rs::GROTable>>,
+    gro: Option<Mutex<TunGro>>,
 }
-
-/// Marks the headroom of a packet before a batched write: the write fills the headroom of
-/// every buffer it writes with a virtio header (flags 0 or `NEEDS_CSUM`, never 0xff), so the
-/// buffers still marked afterwards are the ones GRO merged into another.
-const UNWRITTEN: u8 = 0xff;
-
-/// Capacity of a buffer GRO may coalesce into: tun-rs wants twice the headroom and the
-/// coalesced packet (wireguard-go's buffers are 64 KiB too).
-const GRO_CAPACITY: usize = 2 * TUN_HEADROOM + 65535;
 
 impl SysTun {
     /// Creates TUN `name` with `address` (its prefix gives the netmask), sets `mtu` and
@@ -73,7 +65,7 @@ impl SysTun {
             dev,
             name,
             mtu,
-            gro: offloaded.then(|| Mutex::new(tun_rs::GROTable::new())),
+            gro: offloaded.then(|| Mutex::new(TunGro::default())),
         })
     }
 
@@ -170,46 +162,28 @@ impl Tun for SysTun {
         }
     }
 
-    /// On an offloading TUN: one `send_multiple` (GRO coalesces consecutive TCP segments of a
-    /// flow into one write). Writes are counted from the headroom marks ([`UNWRITTEN`]). When a
-    /// write fails the others are still made; one packet is counted as failed.
+    /// On an offloading TUN: the batch is coalesced ([`TunGro`]: consecutive TCP segments of a
+    /// flow become one GSO super-packet), then one `write(2)` per resulting packet. A failed
+    /// write counts the packets it carried as failed; the other writes are still made.
     fn send_batch(&self, tx: &mut TunTx) -> TunSent {
         let Some(gro) = &self.gro else {
             return send_each(self, tx);
         };
-        let n = tx.len() as u64;
+        // The coalescer starts afresh every batch: a panic in an earlier one left nothing stale.
+        let mut gro = gro.lock().unwrap_or_else(PoisonError::into_inner);
         let bufs = tx.bufs_mut();
-        for b in bufs.iter_mut() {
-            b[..TUN_HEADROOM].fill(UNWRITTEN);
-            // GRO appends to a buffer only within its capacity (it never reallocates): room
-            // for a 64 KiB super-packet, once per buffer (the buffers are reused).
-            b.reserve(GRO_CAPACITY.saturating_sub(b.len()));
-        }
-        let result = match gro.lock() {
-            Ok(mut table) => self.dev.send_multiple(&mut table, bufs, TUN_HEADROOM),
-            Err(_) => Err(io::Error::other("TUN GRO table poisoned")),
-        };
-        let calls = bufs
-            .iter()
-            .filter(|b| b[..TUN_HEADROOM].iter().any(|&x| x != UNWRITTEN))
-            .count() as u64;
-        match result {
-            Ok(_) => TunSent {
-                calls,
-                written: n,
-                failed: 0,
-                error: None,
-            },
-            Err(e) => {
-                let failed = if calls == 0 { n } else { 1 };
-                TunSent {
-                    calls,
-                    written: n - failed,
-                    failed,
-                    error: Some(e),
+        let mut sent = TunSent::default();
+        for w in gro.coalesce(bufs) {
+            sent.calls += 1;
+            match self.dev.send(&bufs[w.index]) {
+                Ok(_) => sent.written += w.packets as u64,
+                Err(e) => {
+                    sent.failed += w.packets as u64;
+                    sent.error = Some(e);
                 }
             }
         }
+        sent
     }
 
     fn offload(&self) -> bool {

@@ -93,3 +93,5 @@ pub fn udp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, data: &[u8]) -> V
     u.extend_from_slice(data);
     ipv4(src, dst, 17, &u)
 }
+
+pub mod segments;
