@@ -12,7 +12,7 @@ use crate::config::CongestionRule;
 use crate::context::Context;
 use crate::event::Event;
 use crate::output::Queued;
-use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY};
+use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY, SIGNAL_QUEUE_SHARE};
 
 /// Longest hold of a paused duplicate ACK (Ha & Tsuru §3.3: "the sending schedule of 200 ms,
 /// following the setting of Delay-ACK of the regular TCP").
@@ -157,7 +157,11 @@ impl SenderHalf {
             CongestionRule::Queue => self.repair.queue_building(),
         };
         if cx.config.policies.bitmap_signal.is_on() {
-            self.bitmap_signal(cx, ack, floor, queue, stamp);
+            let full = match cx.config.policies.congestion {
+                CongestionRule::Loss => true,
+                CongestionRule::Queue => self.repair.queue_within(SIGNAL_QUEUE_SHARE),
+            };
+            self.bitmap_signal(cx, ack, floor, full, stamp);
         }
         let random = !queue && cx.config.policies.congestion == CongestionRule::Queue;
         if cx.config.policies.hold_duplicates.is_on()
