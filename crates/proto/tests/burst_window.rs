@@ -7,12 +7,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use common::flows::client_data;
+use common::timed::{Transfer, duplicates, timed_transfer};
 use common::*;
 use tcpnc_proto::config::{CongestionRule, Switch};
-use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
 use tcpnc_proto::{Engine, EngineConfig, FlowStats, Policies, RedundancyPolicy};
 use tcpnc_wire::FrameRepr;
 
@@ -60,65 +58,22 @@ impl Gilbert {
 }
 
 /// One flow of `SEGMENTS` through `a` (sender) and `b`; frames sent at `now` arrive at
-/// `now + DELAY` unless the Gilbert model loses them. The receiving TCP acknowledges what it
-/// was delivered at once.
+/// `now + DELAY` unless the Gilbert model loses them.
 fn run(a: &mut Engine, b: &mut Engine, isn: u32) -> Outcome {
-    let mut to_b: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
-    let mut to_a: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
     let mut path = Gilbert {
         rng: TestRng(0x9e37_79b9_7f4a_7c15 ^ u64::from(isn)),
         bad: false,
     };
-    let (mut sent, mut acks) = (0u64, Vec::new());
-    for now in 0..u64::from(SEGMENTS) + 2000 {
-        for (_, d) in take_due(&mut to_a, now) {
-            a.handle_datagram(ms(now), &d);
-        }
-        if a.poll_timeout().is_some_and(|t| t <= ms(now)) {
-            a.handle_timeout(ms(now));
-        }
-        if now < u64::from(SEGMENTS) {
-            a.handle_local(ms(now), &bulk_segment(isn, now as u32, SEG));
-        }
-        while let Some(d) = a.poll_transmit() {
-            sent += 1;
-            if !path.lost() {
-                to_b.insert((now + DELAY, sent), d);
-            }
-        }
-        for (_, d) in take_due(&mut to_b, now) {
-            b.handle_datagram(ms(now), &d);
-        }
-        if b.poll_timeout().is_some_and(|t| t <= ms(now)) {
-            b.handle_timeout(ms(now));
-        }
-        let mut delivered_to = None;
-        while let Some(p) = b.poll_local() {
-            delivered_to = Some(TcpPacket::parse(&p).unwrap().end_seq());
-        }
-        if let Some(end) = delivered_to {
-            let ack = segment(&server_to_client(), 1, end, TcpFlags::ACK, 65535, &[], &[]);
-            b.handle_local(ms(now), &ack);
-        }
-        while let Some(d) = b.poll_transmit() {
-            sent += 1;
-            to_a.insert((now + DELAY, sent), d);
-        }
-        while let Some(p) = a.poll_local() {
-            acks.push(TcpPacket::parse(&p).unwrap().tcp.ack);
-        }
-    }
+    let t = Transfer {
+        isn,
+        segments: SEGMENTS,
+        seg: SEG,
+        delay: DELAY,
+        tail: 2000,
+    };
+    let acks = timed_transfer(a, b, t, &mut |_| (!path.lost()).then_some(0));
     let flow = a.stats().flows.values().next().unwrap().clone();
     Outcome { acks, flow }
-}
-
-fn take_due(q: &mut BTreeMap<(u64, u64), Vec<u8>>, now: u64) -> Vec<((u64, u64), Vec<u8>)> {
-    let later = q.split_off(&(now + 1, 0));
-    std::mem::replace(q, later).into_iter().collect()
-}
-
-fn duplicates(acks: &[u32]) -> usize {
-    acks.windows(2).filter(|p| p[0] == p[1]).count()
 }
 
 fn one_flow(burst_window: Switch) -> Outcome {

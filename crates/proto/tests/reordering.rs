@@ -4,11 +4,8 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
-use common::*;
+use common::timed::{Transfer, duplicates, timed_transfer};
 use tcpnc_proto::config::{CongestionRule, Switch};
-use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
 use tcpnc_proto::{Engine, EngineConfig, FlowStats, Policies, RedundancyPolicy};
 
 const SEG: u32 = 1000;
@@ -39,57 +36,17 @@ fn config(unordering: Switch) -> EngineConfig {
 fn run(cfg: EngineConfig) -> Outcome {
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
     let mut b = Engine::new(cfg, 2).unwrap();
-    let mut to_b: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
-    let mut to_a: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
-    let (mut sent, mut acks) = (0u64, Vec::new());
-    for now in 0..u64::from(SEGMENTS) + 300 {
-        for (_, d) in take_due(&mut to_a, now) {
-            a.handle_datagram(ms(now), &d);
-        }
-        if a.poll_timeout().is_some_and(|t| t <= ms(now)) {
-            a.handle_timeout(ms(now));
-        }
-        if now < u64::from(SEGMENTS) {
-            a.handle_local(ms(now), &bulk_segment(ISN, now as u32, SEG));
-        }
-        while let Some(d) = a.poll_transmit() {
-            sent += 1;
-            let extra = if sent % EVERY == 0 { EXTRA } else { 0 };
-            to_b.insert((now + DELAY + extra, sent), d);
-        }
-        for (_, d) in take_due(&mut to_b, now) {
-            b.handle_datagram(ms(now), &d);
-        }
-        if b.poll_timeout().is_some_and(|t| t <= ms(now)) {
-            b.handle_timeout(ms(now));
-        }
-        let mut delivered_to = None;
-        while let Some(p) = b.poll_local() {
-            delivered_to = Some(TcpPacket::parse(&p).unwrap().end_seq());
-        }
-        if let Some(end) = delivered_to {
-            let ack = segment(&server_to_client(), 1, end, TcpFlags::ACK, 65535, &[], &[]);
-            b.handle_local(ms(now), &ack);
-        }
-        while let Some(d) = b.poll_transmit() {
-            sent += 1;
-            to_a.insert((now + DELAY, sent), d);
-        }
-        while let Some(p) = a.poll_local() {
-            acks.push(TcpPacket::parse(&p).unwrap().tcp.ack);
-        }
-    }
+    let t = Transfer {
+        isn: ISN,
+        segments: SEGMENTS,
+        seg: SEG,
+        delay: DELAY,
+        tail: 300,
+    };
+    let mut fate = |sent: u64| Some(if sent.is_multiple_of(EVERY) { EXTRA } else { 0 });
+    let acks = timed_transfer(&mut a, &mut b, t, &mut fate);
     let flow = a.stats().flows.values().next().unwrap().clone();
     Outcome { acks, flow }
-}
-
-fn take_due(q: &mut BTreeMap<(u64, u64), Vec<u8>>, now: u64) -> Vec<((u64, u64), Vec<u8>)> {
-    let later = q.split_off(&(now + 1, 0));
-    std::mem::replace(q, later).into_iter().collect()
-}
-
-fn duplicates(acks: &[u32]) -> usize {
-    acks.windows(2).filter(|p| p[0] == p[1]).count()
 }
 
 #[test]

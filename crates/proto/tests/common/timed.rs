@@ -1,0 +1,86 @@
+//! A bulk flow on a millisecond clock: one segment per millisecond through engine A to engine
+//! B, whose TCP acknowledges what it was delivered at once, and B's NC-ACKs back to A after a
+//! fixed delay. The DATA direction's fate (delay or loss) is the test's (`reordering.rs`,
+//! `burst_window.rs`).
+
+use std::collections::BTreeMap;
+
+use tcpnc_proto::Engine;
+use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
+
+use super::{bulk_segment, ms, segment, server_to_client};
+
+/// The flow: `segments` segments of `seg` bytes from ISN `isn`, `delay` ms one way, and `tail`
+/// more milliseconds after the last segment for repairs to finish.
+#[derive(Debug, Clone, Copy)]
+pub struct Transfer {
+    pub isn: u32,
+    pub segments: u32,
+    pub seg: u32,
+    pub delay: u64,
+    pub tail: u64,
+}
+
+/// Runs `t` and returns the ack numbers of the TCP ACKs A gave its local TCP, in order.
+/// `fate(n)` decides the n-th datagram sent (both directions counted from 1) when A sends it:
+/// `None` loses it, `Some(extra)` delivers it `delay + extra` ms later. NC-ACKs are never lost.
+pub fn timed_transfer(
+    a: &mut Engine,
+    b: &mut Engine,
+    t: Transfer,
+    fate: &mut dyn FnMut(u64) -> Option<u64>,
+) -> Vec<u32> {
+    let mut to_b: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
+    let mut to_a: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
+    let (mut sent, mut acks) = (0u64, Vec::new());
+    for now in 0..u64::from(t.segments) + t.tail {
+        for (_, d) in take_due(&mut to_a, now) {
+            a.handle_datagram(ms(now), &d);
+        }
+        if a.poll_timeout().is_some_and(|x| x <= ms(now)) {
+            a.handle_timeout(ms(now));
+        }
+        if now < u64::from(t.segments) {
+            a.handle_local(ms(now), &bulk_segment(t.isn, now as u32, t.seg));
+        }
+        while let Some(d) = a.poll_transmit() {
+            sent += 1;
+            if let Some(extra) = fate(sent) {
+                to_b.insert((now + t.delay + extra, sent), d);
+            }
+        }
+        for (_, d) in take_due(&mut to_b, now) {
+            b.handle_datagram(ms(now), &d);
+        }
+        if b.poll_timeout().is_some_and(|x| x <= ms(now)) {
+            b.handle_timeout(ms(now));
+        }
+        let mut delivered_to = None;
+        while let Some(p) = b.poll_local() {
+            delivered_to = Some(TcpPacket::parse(&p).unwrap().end_seq());
+        }
+        if let Some(end) = delivered_to {
+            let ack = segment(&server_to_client(), 1, end, TcpFlags::ACK, 65535, &[], &[]);
+            b.handle_local(ms(now), &ack);
+        }
+        while let Some(d) = b.poll_transmit() {
+            sent += 1;
+            to_a.insert((now + t.delay, sent), d);
+        }
+        while let Some(p) = a.poll_local() {
+            acks.push(TcpPacket::parse(&p).unwrap().tcp.ack);
+        }
+    }
+    acks
+}
+
+/// Removes and returns the datagrams due by `now`.
+fn take_due(q: &mut BTreeMap<(u64, u64), Vec<u8>>, now: u64) -> Vec<((u64, u64), Vec<u8>)> {
+    let later = q.split_off(&(now + 1, 0));
+    std::mem::replace(q, later).into_iter().collect()
+}
+
+/// Duplicate ACKs in a sequence of ack numbers: the losses TCP sees.
+pub fn duplicates(acks: &[u32]) -> usize {
+    acks.windows(2).filter(|p| p[0] == p[1]).count()
+}
