@@ -8,10 +8,10 @@
 mod common;
 
 use common::flows::client_data;
-use common::timed::{Transfer, duplicates, timed_transfer};
+use common::timed::{Outcome, Transfer, duplicates, timed_outcome};
 use common::*;
 use tcpnc_proto::config::{CongestionRule, Switch};
-use tcpnc_proto::{Engine, EngineConfig, FlowStats, Policies, RedundancyPolicy};
+use tcpnc_proto::{Engine, EngineConfig, Policies, RedundancyPolicy};
 use tcpnc_wire::FrameRepr;
 
 const SEG: u32 = 1000;
@@ -23,11 +23,6 @@ const DELAY: u64 = 10;
 /// The path: 5 % of the DATA direction's frames lost, in bursts of 8 on average.
 const LOSS: f64 = 0.05;
 const MEAN_BURST: f64 = 8.0;
-
-struct Outcome {
-    acks: Vec<u32>,
-    flow: FlowStats,
-}
 
 fn config(burst_window: Switch) -> EngineConfig {
     let mut c = EngineConfig::new(&Policies::product(), 1472);
@@ -71,9 +66,7 @@ fn run(a: &mut Engine, b: &mut Engine, isn: u32) -> Outcome {
         delay: DELAY,
         tail: 2000,
     };
-    let acks = timed_transfer(a, b, t, &mut |_| (!path.lost()).then_some(0));
-    let flow = a.stats().flows.values().next().unwrap().clone();
-    Outcome { acks, flow }
+    timed_outcome(a, b, t, &mut |_| (!path.lost()).then_some(0))
 }
 
 fn one_flow(burst_window: Switch) -> Outcome {

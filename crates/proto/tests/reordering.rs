@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::timed::{Transfer, duplicates, timed_transfer};
+use common::timed::{Outcome, Transfer, duplicates, timed_outcome};
 use tcpnc_proto::config::{CongestionRule, Switch};
-use tcpnc_proto::{Engine, EngineConfig, FlowStats, Policies, RedundancyPolicy};
+use tcpnc_proto::{Engine, EngineConfig, Policies, RedundancyPolicy};
 
 const SEG: u32 = 1000;
 const ISN: u32 = 77_000;
@@ -17,11 +17,6 @@ const DELAY: u64 = 10;
 /// Every `EVERY`-th DATA frame is held `EXTRA` ms longer: overtaken by about `EXTRA` frames.
 const EVERY: u64 = 7;
 const EXTRA: u64 = 9;
-
-struct Outcome {
-    acks: Vec<u32>,
-    flow: FlowStats,
-}
 
 fn config(unordering: Switch) -> EngineConfig {
     let mut c = EngineConfig::new(&Policies::product(), 1472);
@@ -44,9 +39,7 @@ fn run(cfg: EngineConfig) -> Outcome {
         tail: 300,
     };
     let mut fate = |sent: u64| Some(if sent.is_multiple_of(EVERY) { EXTRA } else { 0 });
-    let acks = timed_transfer(&mut a, &mut b, t, &mut fate);
-    let flow = a.stats().flows.values().next().unwrap().clone();
-    Outcome { acks, flow }
+    timed_outcome(&mut a, &mut b, t, &mut fate)
 }
 
 #[test]

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use tcpnc_proto::Engine;
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
+use tcpnc_proto::{Engine, FlowStats};
 
 use super::{bulk_segment, ms, segment, server_to_client};
 
@@ -19,6 +19,24 @@ pub struct Transfer {
     pub seg: u32,
     pub delay: u64,
     pub tail: u64,
+}
+
+/// What a transfer left: the TCP ACKs A gave its local TCP and the sender's flow counters.
+pub struct Outcome {
+    pub acks: Vec<u32>,
+    pub flow: FlowStats,
+}
+
+/// Runs `t` (as [`timed_transfer`]) and returns the ACKs with the flow's counters at A.
+pub fn timed_outcome(
+    a: &mut Engine,
+    b: &mut Engine,
+    t: Transfer,
+    fate: &mut dyn FnMut(u64) -> Option<u64>,
+) -> Outcome {
+    let acks = timed_transfer(a, b, t, fate);
+    let flow = a.stats().flows.values().next().unwrap().clone();
+    Outcome { acks, flow }
 }
 
 /// Runs `t` and returns the ack numbers of the TCP ACKs A gave its local TCP, in order.
