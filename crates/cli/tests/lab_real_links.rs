@@ -72,7 +72,9 @@ fn check(path: &[&str], vs_cubic: f64, vs_bbr: f64) {
 }
 
 /// 2 % loss with 10 ms of jitter that reorders: before the unordering adaptation (Ha & Tsuru
-/// §3.1–3.3) nc CUBIC ran at 0.2–0.3× plain BBR here, with it at 0.8–0.95× (docs/lab.md).
+/// §3.1–3.3) nc CUBIC ran at 0.2–0.3× plain BBR here, with it at 0.8–0.95× (docs/lab.md; at
+/// stop 27 this test measured 14.13 against 14.78, 0.96×). The bound, 0.7×, leaves room for a
+/// loaded machine, where the user-space gateways lose more than kernel BBR.
 #[test]
 fn reordering_is_not_taken_for_loss() {
     if !lab_capable("reordering_is_not_taken_for_loss") {
@@ -81,16 +83,18 @@ fn reordering_is_not_taken_for_loss() {
     check(
         &["--loss", "0.02", "--jitter-ms", "10", "--reorder"],
         3.0,
-        0.5,
+        0.7,
     );
 }
 
 /// Gilbert-Elliott loss, mean 5 % in bursts of 4 packets: plain CUBIC collapses (about 1 Mbit/s),
-/// nc CUBIC keeps most of the link (about 0.8× plain BBR, docs/lab.md).
+/// nc CUBIC keeps most of the link (0.94× plain BBR on the lab's 20 MB runs since the burst
+/// window, docs/lab.md "Burst window, stop 27"; this test measured 15.78 against 16.48, 0.96×).
+/// Bound 0.7×, as above.
 #[test]
 fn bursts_are_repaired_not_signalled() {
     if !lab_capable("bursts_are_repaired_not_signalled") {
         return;
     }
-    check(&["--loss", "0.05", "--burst", "4"], 4.0, 0.5);
+    check(&["--loss", "0.05", "--burst", "4"], 4.0, 0.7);
 }
