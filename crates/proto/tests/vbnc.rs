@@ -9,9 +9,10 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use common::timed::{acknowledge_delivered, take_due};
 use common::*;
 use tcpnc_proto::settings::WindowPolicy;
-use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
+use tcpnc_proto::tcp::TcpPacket;
 use tcpnc_proto::vbnc::{Observation, RTT_BOUND, Vbnc};
 use tcpnc_proto::wire::FrameRepr;
 use tcpnc_proto::{Engine, EngineConfig, Policies, RedundancyPolicy};
@@ -131,7 +132,7 @@ fn frame_windows(policy: WindowPolicy) -> Vec<usize> {
     let (isn, mut next, mut acked, mut cwnd, mut sent) = (5000u32, 0u32, 0u32, 10u32, 0u64);
     let mut windows = Vec::new();
     for now in 0..400u64 {
-        for d in due(&mut to_a, now) {
+        for d in take_due(&mut to_a, now) {
             a.handle_datagram(ms(now), &d);
         }
         while let Some(p) = a.poll_local() {
@@ -151,28 +152,16 @@ fn frame_windows(policy: WindowPolicy) -> Vec<usize> {
             sent += 1;
             to_b.insert((now + 10, sent), d);
         }
-        for d in due(&mut to_b, now) {
+        for d in take_due(&mut to_b, now) {
             b.handle_datagram(ms(now), &d);
         }
-        let mut end = None;
-        while let Some(p) = b.poll_local() {
-            end = Some(TcpPacket::parse(&p).unwrap().end_seq());
-        }
-        if let Some(e) = end {
-            let ack = segment(&server_to_client(), 1, e, TcpFlags::ACK, 65535, &[], &[]);
-            b.handle_local(ms(now), &ack);
-        }
+        acknowledge_delivered(&mut b, now);
         while let Some(d) = b.poll_transmit() {
             sent += 1;
             to_a.insert((now + 10, sent), d);
         }
     }
     windows
-}
-
-fn due(q: &mut BTreeMap<(u64, u64), Vec<u8>>, now: u64) -> Vec<Vec<u8>> {
-    let later = q.split_off(&(now + 1, 0));
-    std::mem::replace(q, later).into_values().collect()
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! A bulk flow on a millisecond clock: one segment per millisecond through engine A to engine
 //! B, whose TCP acknowledges what it was delivered at once, and B's NC-ACKs back to A after a
 //! fixed delay. The DATA direction's fate (delay or loss) is the test's (`reordering.rs`,
-//! `burst_window.rs`).
+//! `burst_window.rs`); its queue and receiving-TCP steps serve other clocked loops too
+//! (`vbnc.rs`).
 
 use std::collections::BTreeMap;
 
@@ -52,7 +53,7 @@ pub fn timed_transfer(
     let mut to_a: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
     let (mut sent, mut acks) = (0u64, Vec::new());
     for now in 0..u64::from(t.segments) + t.tail {
-        for (_, d) in take_due(&mut to_a, now) {
+        for d in take_due(&mut to_a, now) {
             a.handle_datagram(ms(now), &d);
         }
         if a.poll_timeout().is_some_and(|x| x <= ms(now)) {
@@ -67,20 +68,13 @@ pub fn timed_transfer(
                 to_b.insert((now + t.delay + extra, sent), d);
             }
         }
-        for (_, d) in take_due(&mut to_b, now) {
+        for d in take_due(&mut to_b, now) {
             b.handle_datagram(ms(now), &d);
         }
         if b.poll_timeout().is_some_and(|x| x <= ms(now)) {
             b.handle_timeout(ms(now));
         }
-        let mut delivered_to = None;
-        while let Some(p) = b.poll_local() {
-            delivered_to = Some(TcpPacket::parse(&p).unwrap().end_seq());
-        }
-        if let Some(end) = delivered_to {
-            let ack = segment(&server_to_client(), 1, end, TcpFlags::ACK, 65535, &[], &[]);
-            b.handle_local(ms(now), &ack);
-        }
+        acknowledge_delivered(b, now);
         while let Some(d) = b.poll_transmit() {
             sent += 1;
             to_a.insert((now + t.delay, sent), d);
@@ -92,10 +86,23 @@ pub fn timed_transfer(
     acks
 }
 
-/// Removes and returns the datagrams due by `now`.
-fn take_due(q: &mut BTreeMap<(u64, u64), Vec<u8>>, now: u64) -> Vec<((u64, u64), Vec<u8>)> {
+/// Removes and returns the datagrams due by `now` from a queue keyed by (arrival ms, send
+/// order).
+pub fn take_due(q: &mut BTreeMap<(u64, u64), Vec<u8>>, now: u64) -> Vec<Vec<u8>> {
     let later = q.split_off(&(now + 1, 0));
-    std::mem::replace(q, later).into_iter().collect()
+    std::mem::replace(q, later).into_values().collect()
+}
+
+/// B's local TCP takes what B delivered at `now` (ms) and acknowledges the last of it at once.
+pub fn acknowledge_delivered(b: &mut Engine, now: u64) {
+    let mut delivered_to = None;
+    while let Some(p) = b.poll_local() {
+        delivered_to = Some(TcpPacket::parse(&p).unwrap().end_seq());
+    }
+    if let Some(end) = delivered_to {
+        let ack = segment(&server_to_client(), 1, end, TcpFlags::ACK, 65535, &[], &[]);
+        b.handle_local(ms(now), &ack);
+    }
 }
 
 /// Duplicate ACKs in a sequence of ack numbers: the losses TCP sees.
