@@ -13,6 +13,7 @@ pub mod context;
 pub mod engine;
 pub mod episode;
 pub mod event;
+pub mod flight_cap;
 pub mod flow_id_conversion;
 pub mod loss_burst;
 pub mod loss_tracker;

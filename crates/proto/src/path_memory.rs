@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use crate::flight_cap::FlightCap;
 use crate::repair::queue_evidence;
 use crate::repair_budget::RepairBudget;
 
@@ -34,6 +35,8 @@ pub struct PathEstimate {
     /// Smallest smoothed combination round trip a flow measured (the path without a queue)
     /// and when a flow last measured it again ([`PathEstimate::merge_rtt_floor`]).
     pub rtt_floor: Option<(Duration, Duration)>,
+    /// The datagram arrival rate of all flows and the flight cap it gives (`flight_cap.rs`).
+    pub flight_cap: FlightCap,
 }
 
 impl PathEstimate {

@@ -146,6 +146,8 @@ pub struct DeficitRepair {
     path_floor: Option<Duration>,
     /// The counters right after the Pid the latest accounted NC-ACK echoed.
     echoed: Option<Sent>,
+    /// The latest round-trip sample, unsmoothed.
+    last_sample: Option<Duration>,
 }
 
 impl Default for DeficitRepair {
@@ -168,6 +170,7 @@ impl DeficitRepair {
             rtt_peak: None,
             path_floor: None,
             echoed: None,
+            last_sample: None,
         }
     }
 
@@ -203,6 +206,7 @@ impl DeficitRepair {
             self.echoed = Some(at);
         }
         let sample = now.saturating_sub(at.at);
+        self.last_sample = Some(sample);
         let srtt = match self.srtt {
             None => sample,
             Some(s) => (s * 7 + sample) / 8,
@@ -271,6 +275,18 @@ impl DeficitRepair {
             }
             _ => true,
         }
+    }
+
+    /// Whether the latest round-trip sample, unsmoothed, stands at least [`QUEUE_EVIDENCE`]
+    /// above the floor: a queue at the bottleneck when that combination crossed it.
+    pub fn sample_queued(&self) -> bool {
+        let floor = match (self.rtt_floor, self.path_floor) {
+            (Some(own), Some(path)) => own.min(path),
+            (Some(own), None) => own,
+            (None, _) => return false,
+        };
+        self.last_sample
+            .is_some_and(|s| s >= floor + queue_evidence(floor))
     }
 
     /// This flow's own round-trip floor, once measured.

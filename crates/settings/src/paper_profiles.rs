@@ -48,6 +48,7 @@ impl Policies {
             window_policy: WindowPolicy::Fixed,
             coalesce_acks: Switch::Off,
             burst_window: Switch::Off,
+            flight_cap: Switch::Off,
         }
     }
 
@@ -102,6 +103,7 @@ mod tests {
             p.tail_repair,
             p.coalesce_acks,
             p.burst_window,
+            p.flight_cap,
         ] {
             assert_eq!(s, Switch::Off);
         }

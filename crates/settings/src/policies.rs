@@ -108,6 +108,11 @@ pub struct Policies {
     /// burst length fitted from the random loss record, plus one (issue 10 mechanism 4; a burst
     /// longer than the window stalls the seen-ACK, docs/engine.md "Burst window").
     pub burst_window: Switch,
+    /// The window given to the local TCP keeps its flight within 1.75 round-trip-floor BDPs of
+    /// the datagrams that arrive at the peer, over the datagrams sent per segment (issue 10
+    /// mechanism 7: kernel BBR over nc otherwise overfills the queue, docs/engine.md "Flight
+    /// cap").
+    pub flight_cap: Switch,
 }
 
 impl Default for Policies {
@@ -157,6 +162,7 @@ impl Policies {
             window_policy: WindowPolicy::Fixed,
             coalesce_acks: Switch::On,
             burst_window: Switch::On,
+            flight_cap: Switch::On,
         }
     }
 
@@ -217,6 +223,7 @@ impl Policies {
             window_policy: o.window_policy.unwrap_or(self.window_policy),
             coalesce_acks: o.coalesce_acks.unwrap_or(self.coalesce_acks),
             burst_window: o.burst_window.unwrap_or(self.burst_window),
+            flight_cap: o.flight_cap.unwrap_or(self.flight_cap),
         }
     }
 
@@ -394,6 +401,13 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_window: Option<Switch>,
+    /// The window given to the local TCP caps its flight at 1.75 × the datagram arrival rate at
+    /// the peer (all flows, while the bottleneck is busy, the highest of ten round trips) × the round-trip floor, over the
+    /// datagrams sent per segment, so a TCP that overestimates the path (kernel BBR) cannot
+    /// overfill its queue. Default: on (off in the paper profiles).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flight_cap: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -421,13 +435,14 @@ impl From<Policies> for PolicyOverrides {
             window_policy: Some(p.window_policy),
             coalesce_acks: Some(p.coalesce_acks),
             burst_window: Some(p.burst_window),
+            flight_cap: Some(p.flight_cap),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 21] = [
+    pub const KEYS: [&'static str; 22] = [
         "window",
         "redundancy",
         "scheme",
@@ -449,6 +464,7 @@ impl PolicyOverrides {
         "window_policy",
         "coalesce_acks",
         "burst_window",
+        "flight_cap",
     ];
 }
 

@@ -187,6 +187,7 @@ impl SenderHalf {
             self.newest_sent = Some(range.last);
         }
         self.repair.on_sent(cx.now, pid, new_source, kind.repair);
+        cx.path.flight_cap.on_sent(new_source);
         let frame = FrameRepr::Data {
             header,
             payload: &self.payload,

@@ -41,7 +41,7 @@ impl SenderHalf {
         // RFC 5681 §2: a duplicate ACK also leaves the window unchanged; an ACK that only opens
         // the window is a window update, never withheld or paused (its sender may have nothing
         // else to send and would wait on a zero window for ever).
-        let window = self.tcp_window(ack.window, stamp);
+        let window = self.tcp_window(cx, ack.ack, ack.window, stamp);
         let duplicate = self.last_tcp_ack == Some((ack.ack, window));
         if !duplicate {
             self.paused = None; // a newer ACK erases the paused one (Ha & Tsuru §3.3)
@@ -118,10 +118,10 @@ impl SenderHalf {
     }
 
     /// The repair's part of an NC-ACK (`repair.rs`, `episode.rs`), each part behind its switch:
-    /// the combination round trip, deficit repairs for the missing DoFs, the probe timer, a
-    /// congestion signal when the bitmap shows more than the random `floor`; `true` when the
-    /// ACK is a duplicate withheld from the local TCP. `delivered`: combinations the ACK newly
-    /// showed received.
+    /// the combination round trip, the arrivals for the flight cap (`flight_cap.rs`), deficit
+    /// repairs for the missing DoFs, the probe timer, a congestion signal when the bitmap shows
+    /// more than the random `floor`; `true` when the ACK is a duplicate withheld from the local
+    /// TCP. `delivered`: combinations the ACK newly showed received.
     fn repair_and_signal(
         &mut self,
         cx: &mut Context<'_>,
@@ -140,6 +140,14 @@ impl SenderHalf {
             let path = cx.path.merge_rtt_floor(cx.now, own);
             self.repair.set_path_floor(Some(path));
         }
+        // This NC-ACK's own round-trip sample tells whether a queue stood as it arrived.
+        let queued = self.repair.sample_queued();
+        cx.path
+            .flight_cap
+            .on_ack(cx.now, delivered, self.repair.srtt(), queued);
+        cx.stats.flight_cap = self
+            .flight_cap_segments(cx)
+            .map_or(0, |c| c.min(u64::from(u32::MAX)) as u32);
         if cx.config.policies.repair.repairs_deficit() {
             let held = self.held_repairs(cx, count, delivered);
             cx.stats.held_repairs += u64::from(held);
@@ -224,7 +232,7 @@ impl SenderHalf {
         window_bytes: u32,
         stamp: AckStamp,
     ) {
-        let window = self.tcp_window(window_bytes, stamp);
+        let window = self.tcp_window(cx, ack, window_bytes, stamp);
         self.ip_ident = self.ip_ident.wrapping_add(1);
         let ip = IpParams {
             ident: self.ip_ident,
@@ -258,11 +266,50 @@ impl SenderHalf {
         }
     }
 
-    /// The window field of a TCP ACK given to the local TCP for a peer window of
-    /// `window_bytes`: never more than the coding buffer holds, scaled by the remote's shift.
-    fn tcp_window(&self, window_bytes: u32, stamp: AckStamp) -> u16 {
-        let window_bytes = window_bytes.min(self.coding_buffer_window());
+    /// The window field of a TCP ACK of `ack` given to the local TCP for a peer window of
+    /// `window_bytes`: never more than the coding buffer holds nor, with `flight_cap`, than the
+    /// flight cap (or the right edge already given), scaled by the remote's shift.
+    fn tcp_window(&self, cx: &Context<'_>, ack: u32, window_bytes: u32, stamp: AckStamp) -> u16 {
+        let mut window_bytes = window_bytes.min(self.coding_buffer_window());
+        if let Some(cap) = self.flight_cap_bytes(cx) {
+            window_bytes = window_bytes.min(cap.max(self.held_edge(ack, stamp)));
+        }
         (window_bytes >> stamp.window_shift).min(65_535) as u16
+    }
+
+    /// The flight cap (`flight_cap.rs`) in bytes of the local TCP's segments, with the policy
+    /// on and the cap and the round-trip floor known.
+    fn flight_cap_bytes(&self, cx: &Context<'_>) -> Option<u32> {
+        let bytes = self
+            .flight_cap_segments(cx)?
+            .saturating_mul(u64::from(self.largest_payload.max(536)));
+        Some(bytes.min(u64::from(u32::MAX)) as u32)
+    }
+
+    /// The flight cap in segments, with the policy on and the cap and floor known.
+    fn flight_cap_segments(&self, cx: &Context<'_>) -> Option<u64> {
+        if !cx.config.policies.flight_cap.is_on() {
+            return None;
+        }
+        let delivery = 1.0 - self.loss.random_loss_rate();
+        cx.path
+            .flight_cap
+            .cap_segments(self.repair.rtt_floor()?, delivery)
+    }
+
+    /// The window that keeps the right edge last given to the local TCP where it was for an
+    /// ACK of `ack` (0 past it): the flight cap holds the edge rather than moving it back
+    /// (RFC 9293 §3.8.6).
+    fn held_edge(&self, ack: u32, stamp: AckStamp) -> u32 {
+        let Some((last_ack, field)) = self.last_tcp_ack else {
+            return 0;
+        };
+        let edge = last_ack.wrapping_add(u32::from(field) << stamp.window_shift);
+        if seq_lt(edge, ack) {
+            0
+        } else {
+            edge.wrapping_sub(ack)
+        }
     }
 
     /// The most bytes beyond the ACK that the coding buffer can hold: the window given to the

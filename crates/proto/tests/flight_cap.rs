@@ -1,0 +1,185 @@
+//! Flight cap (`flight_cap`, issue 10 mechanism 7; docs/engine.md "Flight cap"): a local TCP
+//! that sends whatever its window allows and ignores loss (the way kernel BBR treats the
+//! losses a bottleneck queue makes when its bandwidth estimate runs high) is held to what the
+//! path carries.
+//!
+//! The path: a drop-tail queue of one BDP (20 datagrams) served at one datagram per
+//! millisecond, then 10 ms one way and 2 % random loss; NC-ACKs back in 10 ms. The TCP keeps
+//! its whole window (64 kB, 64 segments) in flight. With the cap, its flight stays near 1.75
+//! floor-BDPs of datagrams over R, and after its first window (sent before the cap is known)
+//! the queue drops nothing. Without it, the window keeps about twice what the path holds in
+//! flight, and the queue drops thousands of datagrams.
+
+mod common;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use common::timed::{acknowledge_delivered, take_due};
+use common::{TestRng, bulk_segment, ms};
+use tcpnc_proto::config::EngineConfig;
+use tcpnc_proto::config::Switch;
+use tcpnc_proto::tcp::{TcpPacket, seq_diff};
+use tcpnc_proto::{Engine, FlowStats};
+
+const ISN: u32 = 1_000;
+const SEG: u32 = 1_000;
+const SEGMENTS: u32 = 6_000;
+const DELAY_MS: u64 = 10;
+const QUEUE: usize = 20;
+const LOSS: f64 = 0.02;
+/// Before the cap is known (two rounds), the greedy TCP's first window meets the queue alone.
+const WARM_UP_MS: u64 = 1_000;
+
+/// What one transfer did.
+struct Run {
+    delivered_all: bool,
+    queue_drops: u64,
+    late_drops: u64,
+    datagrams: u64,
+    largest_flight: u32,
+    flow: FlowStats,
+}
+
+/// The bottleneck of the module docs: a drop-tail queue served at one datagram per ms.
+#[derive(Default)]
+struct Bottleneck {
+    queue: VecDeque<Vec<u8>>,
+    drops: u64,
+    /// Drops after the first second (the window's first flight meets no cap yet).
+    late_drops: u64,
+}
+
+impl Bottleneck {
+    fn offer(&mut self, now: u64, d: Vec<u8>) {
+        if self.queue.len() < QUEUE {
+            self.queue.push_back(d);
+        } else {
+            self.drops += 1;
+            self.late_drops += u64::from(now >= WARM_UP_MS);
+        }
+    }
+}
+
+fn engine(flight_cap: Switch, seed: u64) -> Engine {
+    let mut cfg = EngineConfig::default();
+    cfg.policies.flight_cap = flight_cap;
+    Engine::new(cfg, seed).unwrap()
+}
+
+/// Segments the greedy TCP may send: all that its last window allows.
+fn sendable(next: u32, acked: u32, window: u32) -> bool {
+    next < SEGMENTS && (next - acked) * SEG < window
+}
+
+/// Runs the transfer for at most 20 s of virtual time.
+fn transfer(flight_cap: Switch, seed: u64) -> Run {
+    let (mut a, mut b) = (engine(flight_cap, seed), engine(flight_cap, seed ^ 0x5EED));
+    let mut rng = TestRng(seed | 1);
+    let mut link = Bottleneck::default();
+    let mut to_b: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
+    let mut to_a: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
+    let (mut next, mut acked, mut window) = (0u32, 0u32, 65_535u32);
+    let (mut order, mut datagrams, mut largest_flight) = (0u64, 0u64, 0u32);
+    for now in 0..20_000u64 {
+        for d in take_due(&mut to_a, now) {
+            a.handle_datagram(ms(now), &d);
+        }
+        if a.poll_timeout().is_some_and(|t| t <= ms(now)) {
+            a.handle_timeout(ms(now));
+        }
+        while let Some(p) = a.poll_local() {
+            let tcp = TcpPacket::parse(&p).unwrap().tcp;
+            let offset = seq_diff(tcp.ack, ISN);
+            if offset >= 0 {
+                acked = acked.max(offset as u32 / SEG);
+                window = u32::from(tcp.window);
+            }
+        }
+        if acked == SEGMENTS {
+            return finish(true, &a, &link, datagrams, largest_flight);
+        }
+        while sendable(next, acked, window) {
+            a.handle_local(ms(now), &bulk_segment(ISN, next, SEG));
+            next += 1;
+        }
+        largest_flight = largest_flight.max(next - acked);
+        while let Some(d) = a.poll_transmit() {
+            datagrams += 1;
+            link.offer(now, d);
+        }
+        // One datagram leaves the queue per millisecond; random loss after it.
+        if let Some(d) = link.queue.pop_front()
+            && !rng.chance(LOSS)
+        {
+            order += 1;
+            to_b.insert((now + DELAY_MS, order), d);
+        }
+        for d in take_due(&mut to_b, now) {
+            b.handle_datagram(ms(now), &d);
+        }
+        if b.poll_timeout().is_some_and(|t| t <= ms(now)) {
+            b.handle_timeout(ms(now));
+        }
+        acknowledge_delivered(&mut b, now);
+        while let Some(d) = b.poll_transmit() {
+            order += 1;
+            to_a.insert((now + DELAY_MS, order), d);
+        }
+    }
+    finish(false, &a, &link, datagrams, largest_flight)
+}
+
+fn finish(delivered_all: bool, a: &Engine, link: &Bottleneck, datagrams: u64, flight: u32) -> Run {
+    Run {
+        delivered_all,
+        queue_drops: link.drops,
+        late_drops: link.late_drops,
+        datagrams,
+        largest_flight: flight,
+        flow: a.stats().flows.values().next().unwrap().clone(),
+    }
+}
+
+#[test]
+fn the_cap_keeps_a_greedy_tcp_within_what_the_path_holds() {
+    for seed in [1, 2, 3] {
+        let on = transfer(Switch::On, seed);
+        let off = transfer(Switch::Off, seed);
+        eprintln!(
+            "seed {seed}: cap on: {} queue drops ({} after 1 s) of {} datagrams, largest flight {}, cap {}; \
+             off: {} ({}) of {}, largest flight {}",
+            on.queue_drops,
+            on.late_drops,
+            on.datagrams,
+            on.largest_flight,
+            on.flow.flight_cap,
+            off.queue_drops,
+            off.late_drops,
+            off.datagrams,
+            off.largest_flight
+        );
+        assert!(
+            on.delivered_all,
+            "seed {seed}: the capped transfer finishes"
+        );
+        // 1.75 floor-BDPs (1.75 × 21 datagrams) over R ≈ 1.1–1.3: about 28–33 segments.
+        assert!(
+            (20..=35).contains(&on.flow.flight_cap),
+            "seed {seed}: cap {}",
+            on.flow.flight_cap
+        );
+        assert!(
+            on.late_drops * 100 < on.datagrams,
+            "seed {seed}: the capped TCP overfills the queue ({} of {})",
+            on.late_drops,
+            on.datagrams
+        );
+        assert!(
+            off.late_drops > 10 * on.late_drops.max(10),
+            "seed {seed}: without the cap the queue drops {} (with it {})",
+            off.late_drops,
+            on.late_drops
+        );
+        assert_eq!(off.flow.flight_cap, 0);
+    }
+}
