@@ -108,10 +108,10 @@ pub struct Policies {
     /// burst length fitted from the random loss record, plus one (issue 10 mechanism 4; a burst
     /// longer than the window stalls the seen-ACK, docs/engine.md "Burst window").
     pub burst_window: Switch,
-    /// The window given to the local TCP keeps its flight within 1.75 round-trip-floor BDPs of
-    /// the datagrams that arrive at the peer, over the datagrams sent per segment (issue 10
-    /// mechanism 7: kernel BBR over nc otherwise overfills the queue, docs/engine.md "Flight
-    /// cap").
+    /// With a repair: the window given to the local TCP keeps its flight within 1.75
+    /// round-trip-floor BDPs of the datagrams that arrive at the peer, over the datagrams sent
+    /// per segment (issue 10 mechanism 7: kernel BBR over nc otherwise overfills the queue,
+    /// docs/engine.md "Flight cap").
     pub flight_cap: Switch,
 }
 
@@ -401,10 +401,11 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_window: Option<Switch>,
-    /// The window given to the local TCP caps its flight at 1.75 × the datagram arrival rate at
-    /// the peer (all flows, while the bottleneck is busy, the highest of ten round trips) × the round-trip floor, over the
-    /// datagrams sent per segment, so a TCP that overestimates the path (kernel BBR) cannot
-    /// overfill its queue. Default: on (off in the paper profiles).
+    /// With a repair: the window given to the local TCP caps its flight at 1.75 × the datagram
+    /// arrival rate at the peer (all flows, while the bottleneck is busy, the highest of ten
+    /// round trips) × the round-trip floor, over the datagrams sent per segment, so a TCP that
+    /// overestimates the path (kernel BBR) cannot overfill its queue. Default: on (off in the
+    /// paper profiles).
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flight_cap: Option<Switch>,
