@@ -264,11 +264,7 @@ impl DeficitRepair {
     /// Whether the smoothed round trip is at least [`QUEUE_EVIDENCE`] above its floor and at
     /// least `share` of the way from it to its recent peak (`true` before anything is measured).
     pub fn queue_within(&self, share: f64) -> bool {
-        let floor = match (self.rtt_floor, self.path_floor) {
-            (Some(own), Some(path)) => Some(own.min(path)),
-            (own, _) => own,
-        };
-        match (self.srtt, floor, self.rtt_peak) {
+        match (self.srtt, self.queue_floor(), self.rtt_peak) {
             (Some(s), Some(f), Some((peak, _))) => {
                 let near_peak = peak.saturating_sub(f).mul_f64(share);
                 s >= f + queue_evidence(f).max(near_peak)
@@ -280,13 +276,20 @@ impl DeficitRepair {
     /// Whether the latest round-trip sample, unsmoothed, stands at least [`QUEUE_EVIDENCE`]
     /// above the floor: a queue at the bottleneck when that combination crossed it.
     pub fn sample_queued(&self) -> bool {
-        let floor = match (self.rtt_floor, self.path_floor) {
-            (Some(own), Some(path)) => own.min(path),
-            (Some(own), None) => own,
-            (None, _) => return false,
+        let Some(floor) = self.queue_floor() else {
+            return false;
         };
         self.last_sample
             .is_some_and(|s| s >= floor + queue_evidence(floor))
+    }
+
+    /// The floor a queue is measured from: this flow's own, or the path's when lower (none
+    /// before the flow measured its own).
+    fn queue_floor(&self) -> Option<Duration> {
+        match (self.rtt_floor, self.path_floor) {
+            (Some(own), Some(path)) => Some(own.min(path)),
+            (own, _) => own,
+        }
     }
 
     /// This flow's own round-trip floor, once measured.
