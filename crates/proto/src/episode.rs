@@ -14,6 +14,7 @@
 
 use std::time::Duration;
 
+#[cfg(doc)]
 use crate::repair::congestion_threshold;
 
 /// Round-trip time assumed before one is measured.
@@ -45,18 +46,19 @@ impl Episodes {
             .is_some_and(|t| now.saturating_sub(t) < rtt * 2)
     }
 
-    /// Whether `ack`'s loss bitmap calls for a signal: at least [`congestion_threshold`]`(floor)`
-    /// losses among its Pids not counted by an earlier signal, outside the quiet time. `floor`
-    /// is the random loss rate known before this ACK (`None`: not known yet, no judgement).
+    /// Whether `ack`'s loss bitmap calls for a signal: at least `threshold` losses among its
+    /// Pids not counted by an earlier signal, outside the quiet time. `threshold` comes from
+    /// the random loss known before this ACK ([`congestion_threshold`], raised for a bursty
+    /// path by `BurstFit::losses_above`; `None`: not known yet, no judgement).
     pub fn congested(
         &self,
         now: Duration,
         rtt: Option<Duration>,
         echo: u32,
         bitmap: u32,
-        floor: Option<f64>,
+        threshold: Option<f64>,
     ) -> bool {
-        let Some(floor) = floor else {
+        let Some(threshold) = threshold else {
             return false;
         };
         if self.recently_signalled(now, rtt) {
@@ -70,7 +72,7 @@ impl Episodes {
             },
             None => u32::MAX,
         };
-        f64::from((bitmap & fresh).count_ones()) >= congestion_threshold(floor)
+        f64::from((bitmap & fresh).count_ones()) >= threshold
     }
 
     /// Records a bitmap signal given at `now` for the NC-ACK echoing `pid`.
@@ -114,6 +116,7 @@ impl Episodes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::repair::congestion_threshold;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
@@ -163,17 +166,18 @@ mod tests {
     fn bitmap_signal_needs_a_known_floor_and_spends_its_losses() {
         let rtt = Some(ms(20));
         let mut e = Episodes::new();
+        let t = |floor| Some(congestion_threshold(floor));
         let burst = 0b1111; // 4 of 32 lost
         assert!(!e.congested(ms(0), rtt, 100, burst, None));
-        assert!(e.congested(ms(0), rtt, 100, burst, Some(0.0)));
-        assert!(!e.congested(ms(0), rtt, 100, 0b11, Some(0.0)));
+        assert!(e.congested(ms(0), rtt, 100, burst, t(0.0)));
+        assert!(!e.congested(ms(0), rtt, 100, 0b11, t(0.0)));
         // At 10 % loss four losses are ordinary.
-        assert!(!e.congested(ms(0), rtt, 100, burst, Some(0.1)));
+        assert!(!e.congested(ms(0), rtt, 100, burst, t(0.1)));
         e.signalled(ms(0), 100);
         // Quiet time, then the same losses (Pids 96..=99) are spent: echo 110 still shows
         // them in bits 10..13, plus three new ones.
-        assert!(!e.congested(ms(10), rtt, 110, 0b111, Some(0.0)));
-        assert!(!e.congested(ms(60), rtt, 110, (burst << 10) | 0b11, Some(0.0)));
-        assert!(e.congested(ms(60), rtt, 110, (burst << 10) | 0b111, Some(0.0)));
+        assert!(!e.congested(ms(10), rtt, 110, 0b111, t(0.0)));
+        assert!(!e.congested(ms(60), rtt, 110, (burst << 10) | 0b11, t(0.0)));
+        assert!(e.congested(ms(60), rtt, 110, (burst << 10) | 0b111, t(0.0)));
     }
 }

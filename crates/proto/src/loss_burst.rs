@@ -31,6 +31,10 @@ pub const BURST_COVER_QUANTILE: f64 = 0.99;
 /// left to the deficit repair.
 pub const BURST_COVER_MAX: u16 = 64;
 
+/// The most consecutive packets [`BurstFit::losses_above`] counts over (an NC-ACK's loss
+/// bitmap spans 32 Pids, docs/wire.md).
+pub const LOSS_COUNT_SPAN: u32 = 32;
+
 impl BurstFit {
     /// The mean length of a loss burst, packets.
     pub fn mean_burst(&self) -> f64 {
@@ -57,6 +61,75 @@ impl BurstFit {
                 .max(1.0)
         };
         (quantile + 1.0).min(f64::from(BURST_COVER_MAX)) as u16
+    }
+
+    /// The fewest losses among `n` (at most [`LOSS_COUNT_SPAN`]) consecutive packets that
+    /// this Gilbert model produces with probability at most `tail`: the smallest `k` with
+    /// P[losses ≥ k] ≤ `tail`, the chain started in its stationary state (`n + 1` when even
+    /// `n` losses are more likely than that, or for a fit that is not a chain). Exact, by
+    /// following the chain's state and loss count over the `n` packets.
+    pub fn losses_above(&self, n: u32, tail: f64) -> u32 {
+        let n = n.min(LOSS_COUNT_SPAN);
+        let (p, r) = (self.p, self.r);
+        if !(0.0..=1.0).contains(&p) || !(0.0..=1.0).contains(&r) || p + r == 0.0 || n == 0 {
+            return n + 1;
+        }
+        let len = n as usize + 1;
+        // good[c], bad[c]: P(c losses so far and the latest packet in that state).
+        let mut good = [0.0; LOSS_COUNT_SPAN as usize + 1];
+        let mut bad = good;
+        bad[1] = p / (p + r);
+        good[0] = 1.0 - bad[1];
+        for _ in 1..n {
+            let (was_good, was_bad) = (good, bad);
+            good = [0.0; LOSS_COUNT_SPAN as usize + 1];
+            bad = good;
+            for c in 0..len {
+                good[c] += was_good[c] * (1.0 - p) + was_bad[c] * r;
+                if c + 1 < len {
+                    bad[c + 1] += was_good[c] * p + was_bad[c] * (1.0 - r);
+                }
+            }
+        }
+        let mut above = 0.0;
+        for k in (0..len).rev() {
+            above += good[k] + bad[k];
+            if above > tail {
+                return k as u32 + 1;
+            }
+        }
+        0
+    }
+}
+
+/// [`BurstFit::losses_above`] over an NC-ACK's bitmap for the latest fit, computed again only
+/// when the fit moved by more than [`RECOUNT_SHIFT`] of `p` or `r` (a few thousand operations
+/// an NC-ACK otherwise).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BitmapLossBound {
+    counted: Option<(BurstFit, u32)>,
+}
+
+/// Relative change of `p` or `r` after which [`BitmapLossBound`] counts again.
+pub const RECOUNT_SHIFT: f64 = 0.05;
+
+/// The share of a random-loss path's loss bitmaps allowed to reach [`BitmapLossBound`]
+/// (the binomial rule's "about once in 10^4 bitmaps", `repair::congestion_threshold`).
+pub const BITMAP_TAIL: f64 = 1e-4;
+
+impl BitmapLossBound {
+    /// The fewest losses among [`LOSS_COUNT_SPAN`] Pids that the path's random loss, fitted
+    /// as `fit`, reaches in at most [`BITMAP_TAIL`] of the bitmaps.
+    pub fn losses(&mut self, fit: BurstFit) -> u32 {
+        let moved = |a: f64, b: f64| (a - b).abs() > RECOUNT_SHIFT * b;
+        match self.counted {
+            Some((at, losses)) if !moved(fit.p, at.p) && !moved(fit.r, at.r) => losses,
+            _ => {
+                let losses = fit.losses_above(LOSS_COUNT_SPAN, BITMAP_TAIL);
+                self.counted = Some((fit, losses));
+                losses
+            }
+        }
     }
 }
 
@@ -127,5 +200,68 @@ mod tests {
             .cover(),
             BURST_COVER_MAX
         );
+    }
+
+    /// Independent loss (p + r = 1) counts as a binomial; bursts of the same mean loss make
+    /// long runs of losses in 32 Pids far more likely.
+    #[test]
+    fn losses_above_follows_the_binomial_and_the_bursts() {
+        let binomial_tail = |n: u32, q: f64, k: u32| -> f64 {
+            let mut total = 0.0;
+            for j in k..=n {
+                let mut c = 1.0;
+                for i in 0..j {
+                    c *= f64::from(n - i) / f64::from(i + 1);
+                }
+                total += c * q.powi(j as i32) * (1.0 - q).powi((n - j) as i32);
+            }
+            total
+        };
+        for q in [0.01, 0.05, 0.1, 0.2] {
+            let k = BurstFit { p: q, r: 1.0 - q }.losses_above(32, 1e-4);
+            assert!(binomial_tail(32, q, k) <= 1e-4, "{q} {k}");
+            assert!(binomial_tail(32, q, k - 1) > 1e-4, "{q} {k}");
+        }
+        // 10 % in bursts of mean 8: a whole bitmap lost is more likely than 1e-4.
+        let bursty = BurstFit {
+            p: 0.1 / 0.9 / 8.0,
+            r: 1.0 / 8.0,
+        };
+        assert_eq!(bursty.losses_above(32, 1e-4), 33);
+        // 5 % in bursts of 4 sits between.
+        let k = BurstFit {
+            p: 0.05 / 0.95 / 4.0,
+            r: 0.25,
+        }
+        .losses_above(32, 1e-4);
+        assert!((20..=32).contains(&k), "{k}");
+        assert_eq!(BurstFit { p: 0.0, r: 0.0 }.losses_above(32, 1e-4), 33);
+        assert_eq!(BurstFit { p: 0.0, r: 1.0 }.losses_above(32, 1e-4), 1);
+        assert_eq!(
+            BurstFit {
+                p: f64::NAN,
+                r: 1.0
+            }
+            .losses_above(32, 1e-4),
+            33
+        );
+    }
+
+    /// The bound is counted once per fit and again only when the fit moves by more than
+    /// `RECOUNT_SHIFT`.
+    #[test]
+    fn the_bitmap_bound_follows_the_fit() {
+        let mut bound = BitmapLossBound::default();
+        let bursty = BurstFit { p: 0.0066, r: 0.25 };
+        let k = bound.losses(bursty);
+        assert_eq!(k, bursty.losses_above(LOSS_COUNT_SPAN, BITMAP_TAIL));
+        // A small move keeps the count; a large one recounts.
+        assert_eq!(bound.losses(BurstFit { p: 0.0068, r: 0.25 }), k);
+        let independent = BurstFit { p: 0.05, r: 0.95 };
+        assert_eq!(
+            bound.losses(independent),
+            independent.losses_above(LOSS_COUNT_SPAN, BITMAP_TAIL)
+        );
+        assert!(bound.losses(independent) < k);
     }
 }

@@ -49,6 +49,7 @@ impl Policies {
             coalesce_acks: Switch::Off,
             burst_window: Switch::Off,
             flight_cap: Switch::Off,
+            burst_signal: Switch::Off,
         }
     }
 
@@ -104,6 +105,7 @@ mod tests {
             p.coalesce_acks,
             p.burst_window,
             p.flight_cap,
+            p.burst_signal,
         ] {
             assert_eq!(s, Switch::Off);
         }

@@ -26,6 +26,7 @@ use crate::context::Context;
 use crate::episode::Episodes;
 use crate::event::{DropReason, Event};
 use crate::flow_id_conversion::flow_key;
+use crate::loss_burst::BitmapLossBound;
 use crate::loss_tracker::LossEstimator;
 use crate::path_memory::PathEstimate;
 use crate::redundancy::RedundancyAccumulator;
@@ -84,6 +85,8 @@ pub struct SenderHalf {
     /// The coding window the path's loss bursts ask for (`burst_window`,
     /// `loss_burst::BurstFit::cover`); 0 until known.
     burst_window: u16,
+    /// The losses a bitmap of the path's random loss reaches (`burst_signal`).
+    bitmap_bound: BitmapLossBound,
     /// A duplicate NC-ACK the sink flagged PAUSE, held from the local TCP until this deadline
     /// (Ha & Tsuru §3.3): its ack number and window.
     paused: Option<(Duration, u32, u32)>,
@@ -140,6 +143,7 @@ impl SenderHalf {
             largest_payload: 0,
             unordering: 0,
             burst_window: 0,
+            bitmap_bound: BitmapLossBound::default(),
             paused: None,
             vbnc: cfg
                 .policies

@@ -12,7 +12,9 @@ use crate::config::CongestionRule;
 use crate::context::Context;
 use crate::event::Event;
 use crate::output::Queued;
-use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY, SIGNAL_QUEUE_SHARE};
+use crate::repair::{
+    MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY, SIGNAL_QUEUE_SHARE, congestion_threshold,
+};
 
 /// Longest hold of a paused duplicate ACK (Ha & Tsuru §3.3: "the sending schedule of 200 ms,
 /// following the setting of Delay-ACK of the regular TCP").
@@ -197,12 +199,30 @@ impl SenderHalf {
             false => Some((ack.pid_echo, ack.loss_bitmap)),
         };
         let rtt = self.repair.srtt();
+        let threshold = floor
+            .filter(|_| queue)
+            .map(|f| self.signal_threshold(cx, f));
         if let Some((echo, bitmap)) = view
             && queue
-            && self.episodes.congested(cx.now, rtt, echo, bitmap, floor)
+            && self
+                .episodes
+                .congested(cx.now, rtt, echo, bitmap, threshold)
         {
             self.episodes.signalled(cx.now, echo);
             self.signal_congestion(cx, stamp);
+        }
+    }
+
+    /// The fewest losses in an NC-ACK's bitmap that call for a signal: more than the random
+    /// loss floor explains ([`congestion_threshold`]), and with `burst_signal` more than the
+    /// path's fitted loss bursts reach (`loss_burst::BitmapLossBound`).
+    fn signal_threshold(&mut self, cx: &Context<'_>, floor: f64) -> f64 {
+        let base = congestion_threshold(floor);
+        match self.loss.random_burst_fit() {
+            Some(fit) if cx.config.policies.burst_signal.is_on() => {
+                base.max(f64::from(self.bitmap_bound.losses(fit)))
+            }
+            _ => base,
         }
     }
 
