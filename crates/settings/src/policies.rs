@@ -116,7 +116,7 @@ pub struct Policies {
     /// With `bitmap_signal`: on a bursty path the signal also needs more losses in an NC-ACK's
     /// bitmap than the fitted Gilbert model of its random loss reaches in one bitmap of 10^4
     /// (issue 10 mechanism 4: a burst the random-loss model explains is no congestion,
-    /// docs/engine.md "Burst-aware signal").
+    /// docs/engine.md "Burst-aware signal"). Off in every profile: measured level on the lab.
     pub burst_signal: Switch,
 }
 
@@ -168,7 +168,7 @@ impl Policies {
             coalesce_acks: Switch::On,
             burst_window: Switch::On,
             flight_cap: Switch::On,
-            burst_signal: Switch::On,
+            burst_signal: Switch::Off,
         }
     }
 
@@ -418,7 +418,8 @@ pub struct PolicyOverrides {
     pub flight_cap: Option<Switch>,
     /// With the bitmap signal: on a bursty path a loss bitmap is congestion only above what the
     /// fitted Gilbert model of the path's random loss reaches in one bitmap of 10^4 (a loss
-    /// burst the random loss explains cuts no window). Default: on (off in the paper profiles).
+    /// burst the random loss explains cuts no window). Default: off (level on the lab, behind
+    /// on the simulator when its TCP overfills a short queue; docs/engine.md).
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_signal: Option<Switch>,
