@@ -295,25 +295,6 @@ fn a_flow_that_resends_only_on_a_building_queue_keeps_to_the_budget_among_others
     assert!(held > 0, "alone, the flow repairs beyond the budget");
 }
 
-/// The same loss with the window wide open and a local TCP that sends nothing after its last
-/// segment (a TCP in its retransmission timeout's backoff, as smoltcp's Reno in the
-/// simulator): alone to the peer, the flow's repairs go beyond the budget, clocked by the
-/// NC-ACKs, for any deficit; with another connection open they keep to the budget (and the
-/// repair probe). docs/engine.md, "A silent TCP".
-#[test]
-fn a_silent_flow_alone_repairs_a_lost_window_beyond_the_budget() {
-    let (took, held) = repair_a_lost_window(Case::default());
-    eprintln!("took {took:?}, {held} repairs beyond the budget");
-    assert!(held > 0, "repairs beyond the budget counted");
-    // 90 ms; 5.4 s on the budget and the repair probe alone.
-    assert!(took < ms(800), "the lost window took {took:?} to repair");
-    let (_, held) = repair_a_lost_window(Case {
-        others: true,
-        ..Case::default()
-    });
-    assert_eq!(held, 0, "with other flows the budget holds");
-}
-
 /// A scenario of [`repair_a_lost_window`].
 #[derive(Debug, Clone, Copy)]
 struct Case {

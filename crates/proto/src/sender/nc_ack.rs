@@ -380,8 +380,7 @@ impl SenderHalf {
     /// its ACKs: two repairs for each combination the ACK showed delivered, so the flow sends
     /// at most twice what reaches the peer. Smaller deficits stay with the budget: applied to
     /// them too, the rule favoured the flows that fill the peer's window fastest (8 flows:
-    /// Jain's index 0.95 → 0.92); except for the peer's only flow while its TCP sends nothing
-    /// new, which has no other flow to be fair to.
+    /// Jain's index 0.95 → 0.92).
     fn held_repairs(&self, cx: &Context<'_>, wanted: u32, delivered: u64) -> u32 {
         // A TCP resending only gets them while no queue builds or while it is the peer's only
         // flow: on a queue that other flows fill (100 short flows at 10 % loss) its repairs
@@ -390,13 +389,7 @@ impl SenderHalf {
         let alone = cx.out.stats.flows_active <= 1;
         let crawling = self.resends_only(cx) && (alone || !self.repair.queue_building());
         let held = self.window_held() || crawling;
-        let stuck = held && (self.loss.lost_dof as usize) >= self.coding_window(cx);
-        // Alone, a local TCP that has sent nothing new for a round trip waits on these repairs
-        // for any deficit: the seen-ACK moves only by them, and what it resends comes on its
-        // timer's backoff (smoltcp's Reno in the simulator waited 1-4.5 s on the budget's
-        // trickle, one DoF per probe, docs/engine.md "A silent TCP").
-        let silent = alone && self.loss.lost_dof > 0 && self.sent_nothing_new(cx);
-        if !stuck && !silent {
+        if !held || (self.loss.lost_dof as usize) < self.coding_window(cx) {
             return 0;
         }
         let clocked = (2 * delivered).min(u64::from(MAX_REPAIRS_PER_ACK)) as u32;
@@ -412,18 +405,12 @@ impl SenderHalf {
     /// is left to the tail repair and the probe: many short flows ending together would
     /// otherwise all repair beyond the budget into the queue they overflowed.
     fn resends_only(&self, cx: &Context<'_>) -> bool {
-        let (Some(resent), Some(rtt)) = (self.last_resent_at, self.repair.srtt()) else {
+        let (Some(new), Some(resent), Some(rtt)) =
+            (self.last_new_at, self.last_resent_at, self.repair.srtt())
+        else {
             return false;
         };
-        self.sent_nothing_new(cx) && cx.now.saturating_sub(resent) < rtt * 2
-    }
-
-    /// Whether the local TCP has sent no new packet for a combination round trip.
-    fn sent_nothing_new(&self, cx: &Context<'_>) -> bool {
-        let (Some(new), Some(rtt)) = (self.last_new_at, self.repair.srtt()) else {
-            return false;
-        };
-        cx.now.saturating_sub(new) >= rtt
+        cx.now.saturating_sub(new) >= rtt && cx.now.saturating_sub(resent) < rtt * 2
     }
 
     /// Whether the peer's window, as the last NC-ACK gave it, leaves the local TCP less than a
