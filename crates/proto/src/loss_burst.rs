@@ -35,6 +35,9 @@ pub const BURST_COVER_MAX: u16 = 64;
 /// bitmap spans 32 Pids, docs/wire.md).
 pub const LOSS_COUNT_SPAN: u32 = 32;
 
+/// Loss counts 0 to [`LOSS_COUNT_SPAN`]: the length of [`BurstFit::losses_above`]'s tables.
+const COUNTS: usize = LOSS_COUNT_SPAN as usize + 1;
+
 impl BurstFit {
     /// The mean length of a loss burst, packets.
     pub fn mean_burst(&self) -> f64 {
@@ -76,13 +79,13 @@ impl BurstFit {
         }
         let len = n as usize + 1;
         // good[c], bad[c]: P(c losses so far and the latest packet in that state).
-        let mut good = [0.0; LOSS_COUNT_SPAN as usize + 1];
+        let mut good = [0.0; COUNTS];
         let mut bad = good;
         bad[1] = p / (p + r);
         good[0] = 1.0 - bad[1];
         for _ in 1..n {
             let (was_good, was_bad) = (good, bad);
-            good = [0.0; LOSS_COUNT_SPAN as usize + 1];
+            good = [0.0; COUNTS];
             bad = good;
             for c in 0..len {
                 good[c] += was_good[c] * (1.0 - p) + was_bad[c] * r;

@@ -48,15 +48,10 @@ fn one_flow_with(cfg: EngineConfig, lost: &mut dyn FnMut(u64) -> bool) -> Outcom
     timed_outcome(&mut a, &mut b, t, &mut |n| (!lost(n)).then_some(0))
 }
 
-/// Simple Gilbert model per datagram: mean loss `loss` in bursts of mean `burst`.
+/// The Gilbert path (`common::Gilbert`) as a loss decision per datagram.
 fn gilbert(loss: f64, burst: f64, seed: u64) -> impl FnMut(u64) -> bool {
-    let (mut rng, mut bad) = (TestRng(seed), false);
-    let r = 1.0 / burst;
-    let p = loss * r / (1.0 - loss);
-    move |_| {
-        bad = if bad { !rng.chance(r) } else { rng.chance(p) };
-        bad
-    }
+    let mut path = Gilbert::new(loss, burst, TestRng(seed));
+    move |_| path.lost()
 }
 
 /// 10 % in bursts of 8: the binomial threshold (13 of 32) calls bursts congestion; the

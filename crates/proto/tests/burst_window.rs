@@ -33,32 +33,14 @@ fn config(burst_window: Switch) -> EngineConfig {
     c
 }
 
-/// Simple Gilbert model per DATA frame: P(good → bad) = p, P(bad → good) = 1 / MEAN_BURST.
-struct Gilbert {
-    rng: TestRng,
-    bad: bool,
-}
-
-impl Gilbert {
-    fn lost(&mut self) -> bool {
-        let r = 1.0 / MEAN_BURST;
-        let p = LOSS * r / (1.0 - LOSS);
-        self.bad = if self.bad {
-            !self.rng.chance(r)
-        } else {
-            self.rng.chance(p)
-        };
-        self.bad
-    }
-}
-
 /// One flow of `SEGMENTS` through `a` (sender) and `b`; frames sent at `now` arrive at
 /// `now + DELAY` unless the Gilbert model loses them.
 fn run(a: &mut Engine, b: &mut Engine, isn: u32) -> Outcome {
-    let mut path = Gilbert {
-        rng: TestRng(0x9e37_79b9_7f4a_7c15 ^ u64::from(isn)),
-        bad: false,
-    };
+    let mut path = Gilbert::new(
+        LOSS,
+        MEAN_BURST,
+        TestRng(0x9e37_79b9_7f4a_7c15 ^ u64::from(isn)),
+    );
     let t = Transfer {
         isn,
         segments: SEGMENTS,

@@ -199,14 +199,13 @@ impl SenderHalf {
             false => Some((ack.pid_echo, ack.loss_bitmap)),
         };
         let rtt = self.repair.srtt();
-        let threshold = floor
-            .filter(|_| queue)
-            .map(|f| self.signal_threshold(cx, f));
         if let Some((echo, bitmap)) = view
             && queue
+            && let Some(floor) = floor
+            && let threshold = self.signal_threshold(cx, floor)
             && self
                 .episodes
-                .congested(cx.now, rtt, echo, bitmap, threshold)
+                .congested(cx.now, rtt, echo, bitmap, Some(threshold))
         {
             self.episodes.signalled(cx.now, echo);
             self.signal_congestion(cx, stamp);

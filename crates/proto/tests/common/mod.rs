@@ -105,6 +105,39 @@ impl TestRng {
     }
 }
 
+/// Simple Gilbert model, one step per datagram: mean loss `loss` in bursts of mean `burst`
+/// (P(bad → good) = 1 / burst, P(good → bad) = loss · r / (1 − loss); the emulator's `--burst`
+/// parametrisation, docs/link.md).
+#[derive(Debug, Clone)]
+pub struct Gilbert {
+    rng: TestRng,
+    bad: bool,
+    p: f64,
+    r: f64,
+}
+
+impl Gilbert {
+    pub fn new(loss: f64, burst: f64, rng: TestRng) -> Self {
+        let r = 1.0 / burst;
+        Gilbert {
+            rng,
+            bad: false,
+            p: loss * r / (1.0 - loss),
+            r,
+        }
+    }
+
+    /// Whether the next datagram is lost.
+    pub fn lost(&mut self) -> bool {
+        self.bad = if self.bad {
+            !self.rng.chance(self.r)
+        } else {
+            self.rng.chance(self.p)
+        };
+        self.bad
+    }
+}
+
 /// One direction of the tunnel.
 #[derive(Debug, Clone, Default)]
 pub struct ChannelParams {
