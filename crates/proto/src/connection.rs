@@ -160,6 +160,7 @@ impl Connection {
         self.receiver.on_timeout(&mut cx);
         if let Some(sender) = self.sender.as_mut() {
             sender.on_pause(&mut cx);
+            sender.on_tail_probe(&mut cx);
             sender.on_timeout(&mut cx);
             sender.release_paused(&mut cx, stamp);
         }

@@ -148,6 +148,8 @@ pub struct DeficitRepair {
     echoed: Option<Sent>,
     /// The latest round-trip sample, unsmoothed.
     last_sample: Option<Duration>,
+    /// The counts right after the newest combination that first included a new packet.
+    at_last_source: SentCounts,
 }
 
 impl Default for DeficitRepair {
@@ -171,6 +173,7 @@ impl DeficitRepair {
             path_floor: None,
             echoed: None,
             last_sample: None,
+            at_last_source: SentCounts::default(),
         }
     }
 
@@ -187,6 +190,16 @@ impl DeficitRepair {
             combinations: self.sent,
             at: now,
         };
+        if new_source {
+            self.at_last_source = self.sent_counts();
+        }
+    }
+
+    /// [`DeficitRepair::sent_counts`] right after the newest combination that first included
+    /// a new packet: the sink acknowledges it whenever it arrives (a redundant combination only
+    /// when innovative).
+    pub fn source_counts(&self) -> SentCounts {
+        self.at_last_source
     }
 
     /// Repairs to send for `ack`, given the next Pid to be assigned and the estimated loss

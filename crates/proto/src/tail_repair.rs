@@ -17,12 +17,14 @@
 //! * a pause is [`pause_gap`] without a new arrival from the local TCP (an eighth of the
 //!   combination round trip, 2–20 ms; 10 ms before one is measured) while packets are
 //!   unacknowledged;
-//! * at a pause, with `d` the latest N_lp, `n_s` the new packets first sent since the Pid the
-//!   latest NC-ACK echoed, `n_c` the combinations sent since it (repairs included) and `q` the
-//!   estimated delivery rate, the sink needs `d + n_s` of the `n_c` combinations in flight; the
-//!   sender adds the fewest whole-buffer repairs `k` with
-//!   P[Binomial(n_c + k, q) ≥ d + n_s] ≥ [`TAIL_SUCCESS`] (Karafillis' R_a argument, applied to
-//!   the flight instead of the whole file), at most [`MAX_TAIL_REPAIRS`];
+//! * at a pause, with `n_s` the new packets first sent since the previous pause or the Pid the
+//!   latest NC-ACK echoed (whichever is later), `n_c` the combinations sent since then (repairs
+//!   included) and `q` the estimated delivery rate, the sink needs `n_s` of the `n_c`
+//!   combinations in flight; the sender adds the fewest repairs `k` with
+//!   P[Binomial(n_c + k, q) ≥ n_s] ≥ [`TAIL_SUCCESS`] (Karafillis' R_a argument, applied to
+//!   the flight instead of the whole file), at most [`MAX_TAIL_REPAIRS`], each combining the
+//!   newest packets; a deficit the NC-ACKs already reported is the deficit repair's (and, while
+//!   paused, `tail_recovery`'s: `sender/tail.rs`);
 //! * the repairs count in the deficit repair's in-flight accounting like any other, so the
 //!   NC-ACKs that follow do not repair the same DoF again; with `repair_budget` they draw on the
 //!   peer's bucket.
@@ -70,7 +72,7 @@ pub fn tail_repairs(sources: u64, combinations: u64, window: u64, q: f64) -> u32
 
 /// The fewest `k` ≤ [`MAX_TAIL_REPAIRS`] with P[Binomial(`in_flight` + k, `q`) ≥ `needed`] ≥
 /// [`TAIL_SUCCESS`].
-fn needed_for(needed: u64, in_flight: u64, q: f64) -> u32 {
+pub fn needed_for(needed: u64, in_flight: u64, q: f64) -> u32 {
     if needed == 0 {
         return 0;
     }

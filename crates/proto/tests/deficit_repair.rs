@@ -235,13 +235,26 @@ fn a_probe_repairs_a_tail_loss_no_nc_ack_reports() {
     // The last two segments' combinations are lost and TCP sends nothing after them: the
     // receiver never hears of those packets, so its last NC-ACK reports no missing DoF, and
     // only the probe (armed while packets are unacknowledged) repairs them before TCP's
-    // retransmission timeout.
-    let on = run(RepairPolicy::Deficit, 16, &[14, 15], 0);
+    // retransmission timeout. The tail probe (`tail_recovery`) is off here: it would repair
+    // them first, a round trip after the pause (below).
+    let on = run_with(without("tail_recovery"), 16, &[14, 15], 0);
     assert!(on.flow.repair_probes >= 1, "{}", on.flow.repair_probes);
     assert_eq!(*on.acks.last().unwrap(), ISN + 16 * SEG, "{:?}", on.acks);
-    let off = run_with(without("repair_probe"), 16, &[14, 15], 0);
+    let mut neither = without("tail_recovery");
+    neither.policies.repair_probe = Switch::Off;
+    let off = run_with(neither, 16, &[14, 15], 0);
     assert_eq!(off.flow.repair_probes, 0);
     assert_ne!(*off.acks.last().unwrap(), ISN + 16 * SEG);
+    // With the tail probe the repair probe is not needed.
+    let tail = run(RepairPolicy::Deficit, 16, &[14, 15], 0);
+    assert!(tail.flow.tail_probes >= 1, "{}", tail.flow.tail_probes);
+    assert_eq!(tail.flow.repair_probes, 0);
+    assert_eq!(
+        *tail.acks.last().unwrap(),
+        ISN + 16 * SEG,
+        "{:?}",
+        tail.acks
+    );
 }
 
 #[test]
@@ -375,6 +388,7 @@ fn without(switch: &str) -> EngineConfig {
         "bitmap_signal" => &mut c.policies.bitmap_signal,
         "absorb_retransmissions" => &mut c.policies.absorb_retransmissions,
         "repair_probe" => &mut c.policies.repair_probe,
+        "tail_recovery" => &mut c.policies.tail_recovery,
         other => panic!("no switch {other}"),
     };
     *slot = Switch::Off;

@@ -50,6 +50,7 @@ impl Policies {
             burst_window: Switch::Off,
             flight_cap: Switch::Off,
             burst_signal: Switch::Off,
+            tail_recovery: Switch::Off,
         }
     }
 
@@ -106,6 +107,7 @@ mod tests {
             p.burst_window,
             p.flight_cap,
             p.burst_signal,
+            p.tail_recovery,
         ] {
             assert_eq!(s, Switch::Off);
         }

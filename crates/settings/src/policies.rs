@@ -118,6 +118,11 @@ pub struct Policies {
     /// (issue 10 mechanism 4: a burst the random-loss model explains is no congestion,
     /// docs/engine.md "Burst-aware signal"). Off in every profile: measured level on the lab.
     pub burst_signal: Switch,
+    /// With the tail repair: after a pause of the local TCP, a deficit an NC-ACK reports is
+    /// repaired to arrive with probability 0.99, not on average, and a round trip after the
+    /// pause a flight whose NC-ACKs never came is repaired as lost (docs/engine.md, deficit
+    /// repair part 8).
+    pub tail_recovery: Switch,
 }
 
 impl Default for Policies {
@@ -169,6 +174,7 @@ impl Policies {
             burst_window: Switch::On,
             flight_cap: Switch::On,
             burst_signal: Switch::Off,
+            tail_recovery: Switch::On,
         }
     }
 
@@ -231,6 +237,7 @@ impl Policies {
             burst_window: o.burst_window.unwrap_or(self.burst_window),
             flight_cap: o.flight_cap.unwrap_or(self.flight_cap),
             burst_signal: o.burst_signal.unwrap_or(self.burst_signal),
+            tail_recovery: o.tail_recovery.unwrap_or(self.tail_recovery),
         }
     }
 
@@ -423,6 +430,13 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_signal: Option<Switch>,
+    /// With the tail repair: after a pause of the local TCP, a deficit an NC-ACK reports is
+    /// repaired to arrive with probability 0.99 together with what is in flight (not on
+    /// average), and a round trip after the pause a flight none of whose NC-ACKs came back is
+    /// repaired as lost. Default: on (off in the paper profiles).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_recovery: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -452,13 +466,14 @@ impl From<Policies> for PolicyOverrides {
             burst_window: Some(p.burst_window),
             flight_cap: Some(p.flight_cap),
             burst_signal: Some(p.burst_signal),
+            tail_recovery: Some(p.tail_recovery),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 23] = [
+    pub const KEYS: [&'static str; 24] = [
         "window",
         "redundancy",
         "scheme",
@@ -482,6 +497,7 @@ impl PolicyOverrides {
         "burst_window",
         "flight_cap",
         "burst_signal",
+        "tail_recovery",
     ];
 }
 

@@ -14,6 +14,7 @@ mod combination;
 mod nc_ack;
 mod tail;
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use tcpnc_wire::{FlowId, SeqRange};
@@ -96,6 +97,9 @@ pub struct SenderHalf {
     since_pb_burst: u32,
     /// When the local TCP counts as paused, for the tail repair (`tail.rs`).
     tail: Option<Duration>,
+    /// Pending tail probes (`tail.rs`): each deadline, and the sent counts right after the
+    /// pause's last combination with a new packet.
+    tail_probes: VecDeque<(Duration, SentCounts)>,
     /// What was sent at the previous pause (`tail.rs`).
     pause_mark: SentCounts,
     /// When the local TCP last sent a new packet, and last resent buffered bytes.
@@ -152,6 +156,7 @@ impl SenderHalf {
                 .then(|| Vbnc::new(cfg.coding_window())),
             since_pb_burst: 0,
             tail: None,
+            tail_probes: VecDeque::new(),
             pause_mark: SentCounts::default(),
             last_new_at: None,
             last_resent_at: None,

@@ -151,6 +151,9 @@ impl SenderHalf {
             .flight_cap_segments(cx)
             .map_or(0, |c| c.min(u64::from(u32::MAX)) as u32);
         if cx.config.policies.repair.repairs_deficit() {
+            let paused = self.pause_deficit(cx, u32::from(ack.lost_dof));
+            cx.stats.pause_repairs += u64::from(paused.saturating_sub(count));
+            let count = count.max(paused);
             let held = self.held_repairs(cx, count, delivered);
             cx.stats.held_repairs += u64::from(held);
             for _ in 0..held + self.within_budget(cx, count - held) {
@@ -354,7 +357,11 @@ impl SenderHalf {
     pub fn poll_timeout(&self) -> Option<Duration> {
         let probe = self.probe.map(|(deadline, _)| deadline);
         let paused = self.paused.map(|(deadline, _, _)| deadline);
-        [probe, paused, self.tail].into_iter().flatten().min()
+        let tail_probe = self.tail_probes.front().map(|(deadline, _)| *deadline);
+        [probe, paused, self.tail, tail_probe]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Gives the local TCP a paused duplicate ACK whose pause ended without a newer ACK.

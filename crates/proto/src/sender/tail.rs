@@ -1,10 +1,15 @@
 //! The tail repair's timer (`tail_repair.rs`): armed by every arrival from the local TCP,
-//! fired after a pause without one.
+//! fired after a pause without one; and what follows a pause with `tail_recovery`: deficit
+//! repairs sized like the tail repair while paused, and the tail probe a round trip later.
 
 use super::SenderHalf;
 use crate::context::Context;
 use crate::repair::MIN_DELIVERY;
-use crate::tail_repair::{pause_gap, tail_repairs};
+use crate::tail_repair::{needed_for, pause_gap, tail_repairs};
+
+/// Tail probes pending at most: pauses come once per frame, probes fire about a round trip
+/// later, so a stream of short frames keeps a few.
+const MAX_PENDING_PROBES: usize = 4;
 
 impl SenderHalf {
     /// Moves the pause deadline after an arrival was coded (with a repair and `tail_repair`).
@@ -38,5 +43,89 @@ impl SenderHalf {
         }
         // The next burst starts after these repairs.
         self.pause_mark = self.repair.sent_counts();
+        self.arm_tail_probe(cx);
+    }
+
+    /// Deficit repairs for an NC-ACK reporting `lost_dof` missing DoFs while the local TCP is
+    /// paused (`tail_recovery`): enough that the combinations in flight since the echoed Pid
+    /// and the repairs carry the deficit and the new packets among them with probability
+    /// `TAIL_SUCCESS` (the tail repair's rule). The deficit repair's own count expects the
+    /// in-flight combinations at the mean delivery rate; after a burst they are lost together,
+    /// and nothing else follows until the next burst of sending, a round trip or more later.
+    pub(super) fn pause_deficit(&self, cx: &Context<'_>, lost_dof: u32) -> u32 {
+        let policies = &cx.config.policies;
+        let paused = self.tail.is_none() && !self.buffer.is_empty();
+        // With a queue at the bottleneck the loss may be its drops, and repairs beyond the
+        // mean would add to them (a hundred short flows ending together into one queue).
+        let queued = self.repair.sample_queued();
+        if !(policies.tail_recovery.is_on() && policies.tail_repair.is_on() && paused)
+            || queued
+            || lost_dof == 0
+        {
+            return 0;
+        }
+        let (sent, echoed) = (self.repair.sent_counts(), self.repair.echoed_counts());
+        let needed = u64::from(lost_dof) + (sent.sources - echoed.sources);
+        let q = (1.0 - self.loss.loss_rate()).clamp(MIN_DELIVERY, 1.0);
+        needed_for(needed, sent.combinations - echoed.combinations, q)
+    }
+
+    /// Schedules the tail probe of the pause that just passed (`tail_recovery`): one round-trip
+    /// floor and a pause gap later, the newest combination that carried a new packet should
+    /// have been echoed.
+    fn arm_tail_probe(&mut self, cx: &Context<'_>) {
+        let on = cx.config.policies.tail_recovery.is_on();
+        let Some(floor) = self
+            .repair
+            .rtt_floor()
+            .filter(|_| on && !self.buffer.is_empty())
+        else {
+            return;
+        };
+        if self.tail_probes.len() >= MAX_PENDING_PROBES {
+            self.tail_probes.pop_front();
+        }
+        let deadline = cx.now + floor + pause_gap(Some(floor));
+        self.tail_probes
+            .push_back((deadline, self.repair.source_counts()));
+    }
+
+    /// The tail probe (`tail_recovery`; RFC 8985's tail loss probe, at one round trip because
+    /// the sink echoes every combination at once): when no NC-ACK has echoed the pause's last
+    /// combination with a new packet (the sink acknowledges such a combination whenever it
+    /// arrives) and none has come for a pause gap, that combination, everything after the
+    /// latest echo before it and the tail repairs were lost together (a burst), and the sink
+    /// cannot report packets it never heard of. The new packets sent since the latest echo are
+    /// repaired as lost, at `TAIL_SUCCESS`, within the repair budget; without the probe they
+    /// wait for the next burst of sending or the repair probe (two round trips).
+    pub fn on_tail_probe(&mut self, cx: &mut Context<'_>) {
+        let Some(&(deadline, mark)) = self.tail_probes.front() else {
+            return;
+        };
+        if deadline > cx.now {
+            return;
+        }
+        self.tail_probes.pop_front();
+        let echoed = self.repair.echoed_counts();
+        if echoed.combinations >= mark.combinations
+            || self.buffer.is_empty()
+            || self.repair.sample_queued()
+        {
+            return;
+        }
+        let silence = pause_gap(self.repair.srtt());
+        if let Some(at) = self.last_ack_at
+            && cx.now < at + silence
+        {
+            // NC-ACKs still come (a queue delays the flight): look again after a silence.
+            self.tail_probes.push_front((at + silence, mark));
+            return;
+        }
+        let lost = mark.sources - echoed.sources;
+        let q = (1.0 - self.loss.loss_rate()).clamp(MIN_DELIVERY, 1.0);
+        let window = self.coding_window(cx) as u64;
+        let granted = self.within_budget(cx, tail_repairs(lost, 0, window, q));
+        self.send_tail_repairs(cx, granted);
+        cx.stats.tail_probes += u64::from(granted);
     }
 }

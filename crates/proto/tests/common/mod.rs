@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod flows;
+pub mod frames;
 pub mod timed;
 
 use std::collections::BTreeMap;
