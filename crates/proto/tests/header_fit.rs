@@ -6,7 +6,6 @@ mod common;
 
 use common::*;
 use tcpnc_proto::Policies;
-use tcpnc_proto::tcp::TcpFlags;
 use tcpnc_proto::{CoefficientTransport, Engine, EngineConfig, RedundancyPolicy, RepairPolicy};
 use tcpnc_wire::{FrameRepr, IpVersion};
 
@@ -53,15 +52,7 @@ fn windows_with_a_short_packet_fit_the_mtu() {
         let mut acks = Vec::new();
         for (i, &len) in sizes.iter().enumerate() {
             let payload = vec![i as u8; len];
-            let seg = segment(
-                &client_to_server(),
-                seq,
-                1,
-                TcpFlags::ACK,
-                1000,
-                &[],
-                &payload,
-            );
+            let seg = client_data_at(seq, &payload);
             seq += len as u32;
             a.handle_local(ms(0), &seg);
             while let Some(d) = a.poll_transmit() {

@@ -10,7 +10,7 @@ use tcpnc_proto::tcp::{TcpFlags, TcpPacket, seq_diff};
 use tcpnc_proto::{Engine, EngineConfig, FlowStats};
 use tcpnc_wire::{FrameRepr, IpVersion};
 
-use super::{Channel, ChannelParams, TestRng, client_to_server, ms, segment, server_to_client};
+use super::{Channel, ChannelParams, TestRng, client_data_at, ms, segment, server_to_client};
 
 pub const ISN: u32 = 9_000;
 /// Full-size segments per frame, then one short one (a frame's last packet).
@@ -122,16 +122,7 @@ fn write_frame(a: &mut Engine, now: Duration, f: u64, full: u32) {
         let len = if i < FULL { full } else { SHORT };
         let payload = vec![f as u8; len as usize];
         let seq = ISN.wrapping_add(start + i * full);
-        let seg = segment(
-            &client_to_server(),
-            seq,
-            1,
-            TcpFlags::ACK,
-            1000,
-            &[],
-            &payload,
-        );
-        a.handle_local(now, &seg);
+        a.handle_local(now, &client_data_at(seq, &payload));
     }
 }
 

@@ -68,6 +68,19 @@ pub fn segment(
     build_segment(flow, &fields, options, payload, &IpParams::default()).unwrap()
 }
 
+/// A data segment of the client's flow: ack 1, window 1000, no options.
+pub fn client_data_at(seq: u32, payload: &[u8]) -> Vec<u8> {
+    segment(
+        &client_to_server(),
+        seq,
+        1,
+        TcpFlags::ACK,
+        1000,
+        &[],
+        payload,
+    )
+}
+
 /// The `i`-th client → server data segment of a bulk stream of `len`-byte segments from `isn`
 /// (payload bytes all `i`).
 pub fn bulk_segment(isn: u32, i: u32, len: u32) -> Vec<u8> {
