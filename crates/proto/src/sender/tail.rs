@@ -35,11 +35,7 @@ impl SenderHalf {
         if !self.buffer.is_empty() {
             let needed = now.sources - from.sources;
             let in_flight = now.combinations - from.combinations;
-            let q = (1.0 - self.loss.loss_rate()).clamp(MIN_DELIVERY, 1.0);
-            let window = self.coding_window(cx) as u64;
-            let granted = self.within_budget(cx, tail_repairs(needed, in_flight, window, q));
-            self.send_tail_repairs(cx, granted);
-            cx.stats.tail_repairs += u64::from(granted);
+            cx.stats.tail_repairs += u64::from(self.repair_tail(cx, needed, in_flight));
         }
         // The next burst starts after these repairs.
         self.pause_mark = self.repair.sent_counts();
@@ -54,20 +50,17 @@ impl SenderHalf {
     /// and nothing else follows until the next burst of sending, a round trip or more later.
     pub(super) fn pause_deficit(&self, cx: &Context<'_>, lost_dof: u32) -> u32 {
         let policies = &cx.config.policies;
+        let on = policies.tail_recovery.is_on() && policies.tail_repair.is_on();
         let paused = self.tail.is_none() && !self.buffer.is_empty();
         // With a queue at the bottleneck the loss may be its drops, and repairs beyond the
         // mean would add to them (a hundred short flows ending together into one queue).
-        let queued = self.repair.sample_queued();
-        if !(policies.tail_recovery.is_on() && policies.tail_repair.is_on() && paused)
-            || queued
-            || lost_dof == 0
-        {
+        if !(on && paused) || lost_dof == 0 || self.repair.sample_queued() {
             return 0;
         }
         let (sent, echoed) = (self.repair.sent_counts(), self.repair.echoed_counts());
         let needed = u64::from(lost_dof) + (sent.sources - echoed.sources);
-        let q = (1.0 - self.loss.loss_rate()).clamp(MIN_DELIVERY, 1.0);
-        needed_for(needed, sent.combinations - echoed.combinations, q)
+        let in_flight = sent.combinations - echoed.combinations;
+        needed_for(needed, in_flight, self.delivery_rate())
     }
 
     /// Schedules the tail probe of the pause that just passed (`tail_recovery`): one round-trip
@@ -122,10 +115,21 @@ impl SenderHalf {
             return;
         }
         let lost = mark.sources - echoed.sources;
-        let q = (1.0 - self.loss.loss_rate()).clamp(MIN_DELIVERY, 1.0);
+        cx.stats.tail_probes += u64::from(self.repair_tail(cx, lost, 0));
+    }
+
+    /// Sends the tail repairs ([`tail_repairs`]) for `sources` new packets with `in_flight`
+    /// combinations that may still arrive, within the repair budget; returns how many went.
+    fn repair_tail(&mut self, cx: &mut Context<'_>, sources: u64, in_flight: u64) -> u32 {
         let window = self.coding_window(cx) as u64;
-        let granted = self.within_budget(cx, tail_repairs(lost, 0, window, q));
+        let wanted = tail_repairs(sources, in_flight, window, self.delivery_rate());
+        let granted = self.within_budget(cx, wanted);
         self.send_tail_repairs(cx, granted);
-        cx.stats.tail_probes += u64::from(granted);
+        granted
+    }
+
+    /// The estimated delivery rate of combinations the tail rules size repairs with.
+    fn delivery_rate(&self) -> f64 {
+        (1.0 - self.loss.loss_rate()).clamp(MIN_DELIVERY, 1.0)
     }
 }
