@@ -10,8 +10,8 @@ use std::time::Duration;
 use tcpnc_wire::{CoefficientMode, IpVersion, RangeForm};
 
 pub use tcpnc_settings::{
-    AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, Policies, RedundancyPolicy,
-    RepairPolicy, Switch, WindowPolicy,
+    AckPolicy, BurstSignal, CodingScheme, CoefficientTransport, CongestionRule, Policies,
+    RedundancyPolicy, RepairPolicy, Switch, WindowPolicy,
 };
 
 /// Largest coding window: the wire's `n` is one byte (`docs/wire.md`).

@@ -6,7 +6,11 @@
 //! in one bitmap of 10^4; on an independent-loss path the fit changes nothing, so a queue
 //! that overflows still cuts TCP's window.
 //!
-//! Both tests take the congestion rule `loss` (no queue evidence asked for), so every bitmap
+//! With `paused` (the product's) the fitted threshold applies only while the local TCP is
+//! application-limited: a sender that writes frames with pauses between them gets it, a
+//! steady one keeps the binomial threshold.
+//!
+//! The tests take the congestion rule `loss` (no queue evidence asked for), so every bitmap
 //! above its threshold is a signal: the paths below have no queue, and every signal is one
 //! the rule under test let through.
 
@@ -14,14 +18,14 @@ mod common;
 
 use common::timed::{Outcome, Transfer, timed_outcome};
 use common::*;
-use tcpnc_proto::config::{CongestionRule, Switch};
+use tcpnc_proto::config::{BurstSignal, CongestionRule, Switch};
 use tcpnc_proto::{Engine, EngineConfig, Policies};
 
 const ISN: u32 = 91_000;
 /// Segments sent, one per millisecond.
 const SEGMENTS: u32 = 8000;
 
-fn config(burst_signal: Switch) -> EngineConfig {
+fn config(burst_signal: BurstSignal) -> EngineConfig {
     let mut c = EngineConfig::new(&Policies::product(), 1472);
     c.policies.congestion = CongestionRule::Loss;
     c.policies.bitmap_signal = Switch::On;
@@ -29,13 +33,13 @@ fn config(burst_signal: Switch) -> EngineConfig {
     c
 }
 
-/// One flow of [`SEGMENTS`] whose n-th datagram `lost(n)` decides.
-fn one_flow(burst_signal: Switch, lost: &mut dyn FnMut(u64) -> bool) -> Outcome {
-    one_flow_with(config(burst_signal), lost)
+/// One steady flow of [`SEGMENTS`] whose n-th datagram `lost(n)` decides.
+fn one_flow(burst_signal: BurstSignal, lost: &mut dyn FnMut(u64) -> bool) -> Outcome {
+    one_flow_with(config(burst_signal), 1, lost)
 }
 
-/// One flow of [`SEGMENTS`] with `cfg`.
-fn one_flow_with(cfg: EngineConfig, lost: &mut dyn FnMut(u64) -> bool) -> Outcome {
+/// One flow of [`SEGMENTS`] with `cfg`, written `frame` segments every `frame` ms.
+fn one_flow_with(cfg: EngineConfig, frame: u64, lost: &mut dyn FnMut(u64) -> bool) -> Outcome {
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
     let mut b = Engine::new(cfg, 2).unwrap();
     let t = Transfer {
@@ -44,6 +48,7 @@ fn one_flow_with(cfg: EngineConfig, lost: &mut dyn FnMut(u64) -> bool) -> Outcom
         seg: 1000,
         delay: 10,
         tail: 2000,
+        frame,
     };
     timed_outcome(&mut a, &mut b, t, &mut |n| (!lost(n)).then_some(0))
 }
@@ -60,8 +65,8 @@ fn gilbert(loss: f64, burst: f64, seed: u64) -> impl FnMut(u64) -> bool {
 #[test]
 fn a_burst_the_random_loss_explains_is_no_signal() {
     let seed = 0x5eed_0b17;
-    let on = one_flow(Switch::On, &mut gilbert(0.1, 8.0, seed));
-    let off = one_flow(Switch::Off, &mut gilbert(0.1, 8.0, seed));
+    let on = one_flow(BurstSignal::On, &mut gilbert(0.1, 8.0, seed));
+    let off = one_flow(BurstSignal::Off, &mut gilbert(0.1, 8.0, seed));
     eprintln!(
         "signals on {} off {} | burst {} / {}",
         on.flow.congestion_signals,
@@ -104,8 +109,8 @@ fn an_overflow_on_a_random_loss_path_is_still_a_signal() {
         c.policies.repair_budget = Switch::Off;
         c
     };
-    let on = one_flow_with(wide(Switch::On), &mut overflow(7));
-    let off = one_flow_with(wide(Switch::Off), &mut overflow(7));
+    let on = one_flow_with(wide(BurstSignal::On), 1, &mut overflow(7));
+    let off = one_flow_with(wide(BurstSignal::Off), 1, &mut overflow(7));
     eprintln!(
         "signals on {} off {}",
         on.flow.congestion_signals, off.flow.congestion_signals
@@ -116,4 +121,26 @@ fn an_overflow_on_a_random_loss_path_is_still_a_signal() {
         off.flow.congestion_signals
     );
     assert_eq!(on.flow.congestion_signals, off.flow.congestion_signals);
+}
+
+/// `paused`: the same path as the first test. A sender that writes 40 segments every 40 ms
+/// (a stream's frames: it pauses between them) gets the fitted threshold, a steady one the
+/// binomial threshold, so its bursts are signalled as with the mechanism off.
+#[test]
+fn only_an_application_limited_flow_takes_the_fitted_threshold() {
+    let seed = 0x5eed_0b17;
+    let run = |burst_signal, frame| {
+        let o = one_flow_with(config(burst_signal), frame, &mut gilbert(0.1, 8.0, seed));
+        assert_eq!(*o.acks.last().unwrap(), ISN + SEGMENTS * 1000);
+        o.flow.congestion_signals
+    };
+    let (framed_paused, framed_off) = (run(BurstSignal::Paused, 40), run(BurstSignal::Off, 40));
+    let (steady_paused, steady_off) = (run(BurstSignal::Paused, 1), run(BurstSignal::Off, 1));
+    eprintln!(
+        "framed: paused {framed_paused} off {framed_off} | steady: paused {steady_paused} off {steady_off}"
+    );
+    assert!(framed_off >= 5, "{framed_off}");
+    assert!(framed_paused <= 1, "{framed_paused}");
+    assert!(steady_off >= 5, "{steady_off}");
+    assert_eq!(steady_paused, steady_off);
 }

@@ -47,6 +47,7 @@ fn run(a: &mut Engine, b: &mut Engine, isn: u32) -> Outcome {
         seg: SEG,
         delay: DELAY,
         tail: 2000,
+        frame: 1,
     };
     timed_outcome(a, b, t, &mut |_| (!path.lost()).then_some(0))
 }

@@ -37,6 +37,7 @@ fn run(cfg: EngineConfig) -> Outcome {
         seg: SEG,
         delay: DELAY,
         tail: 300,
+        frame: 1,
     };
     let mut fate = |sent: u64| Some(if sent.is_multiple_of(EVERY) { EXTRA } else { 0 });
     timed_outcome(&mut a, &mut b, t, &mut fate)

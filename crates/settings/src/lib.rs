@@ -24,8 +24,8 @@ pub use policies::{
     PolicyError, PolicyOverrides, Profile, SIMULATOR_WINDOW,
 };
 pub use policy::{
-    AckDecision, AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, RepairPolicy,
-    Switch,
+    AckDecision, AckPolicy, BurstSignal, CodingScheme, CoefficientTransport, CongestionRule,
+    RepairPolicy, Switch,
 };
 pub use redundancy::{
     ADAPTIVE_MAX_REDUNDANCY, MAX_REDUNDANCY, RA_BLOCK, RedundancyError, RedundancyPolicy,

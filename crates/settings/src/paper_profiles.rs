@@ -4,7 +4,8 @@
 
 use crate::policies::{PAPER_WINDOW, PB_BLOCK, Policies};
 use crate::policy::{
-    AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, RepairPolicy, Switch,
+    AckPolicy, BurstSignal, CodingScheme, CoefficientTransport, CongestionRule, RepairPolicy,
+    Switch,
 };
 use crate::redundancy::RedundancyPolicy;
 use crate::window::WindowPolicy;
@@ -49,7 +50,7 @@ impl Policies {
             coalesce_acks: Switch::Off,
             burst_window: Switch::Off,
             flight_cap: Switch::Off,
-            burst_signal: Switch::Off,
+            burst_signal: BurstSignal::Off,
             tail_recovery: Switch::Off,
         }
     }
@@ -106,11 +107,11 @@ mod tests {
             p.coalesce_acks,
             p.burst_window,
             p.flight_cap,
-            p.burst_signal,
             p.tail_recovery,
         ] {
             assert_eq!(s, Switch::Off);
         }
+        assert_eq!(p.burst_signal, BurstSignal::Off);
         assert_eq!(p.redundancy, Policies::paper_experiment(0.1).redundancy);
         let k = Policies::karafillis(0.1, RepairPolicy::EotPb);
         assert_eq!(k.redundancy, RedundancyPolicy::Fixed(1.16));

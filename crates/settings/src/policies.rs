@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::named_enum;
 use crate::policy::{
-    AckPolicy, CodingScheme, CoefficientTransport, CongestionRule, RepairPolicy, Switch,
+    AckPolicy, BurstSignal, CodingScheme, CoefficientTransport, CongestionRule, RepairPolicy,
+    Switch,
 };
 use crate::redundancy::RedundancyPolicy;
 use crate::window::WindowPolicy;
@@ -116,8 +117,9 @@ pub struct Policies {
     /// With `bitmap_signal`: on a bursty path the signal also needs more losses in an NC-ACK's
     /// bitmap than the fitted Gilbert model of its random loss reaches in one bitmap of 10^4
     /// (issue 10 mechanism 4: a burst the random-loss model explains is no congestion,
-    /// docs/engine.md "Burst-aware signal"). Off in every profile: measured level on the lab.
-    pub burst_signal: Switch,
+    /// docs/engine.md "Burst-aware signal"); always (`on`) or while the local TCP is
+    /// application-limited (`paused`, the product's; off in the paper profiles).
+    pub burst_signal: BurstSignal,
     /// With the tail repair: after a pause of the local TCP, a deficit an NC-ACK reports is
     /// repaired to arrive with probability 0.99, not on average, and a round trip after the
     /// pause a flight whose NC-ACKs never came is repaired as lost (docs/engine.md, deficit
@@ -173,7 +175,7 @@ impl Policies {
             coalesce_acks: Switch::On,
             burst_window: Switch::On,
             flight_cap: Switch::On,
-            burst_signal: Switch::Off,
+            burst_signal: BurstSignal::Paused,
             tail_recovery: Switch::On,
         }
     }
@@ -425,11 +427,12 @@ pub struct PolicyOverrides {
     pub flight_cap: Option<Switch>,
     /// With the bitmap signal: on a bursty path a loss bitmap is congestion only above what the
     /// fitted Gilbert model of the path's random loss reaches in one bitmap of 10^4 (a loss
-    /// burst the random loss explains cuts no window). Default: off (level on the lab, behind
-    /// on the simulator when its TCP overfills a short queue; docs/engine.md).
+    /// burst the random loss explains cuts no window): on, off, or paused (only while the
+    /// local TCP paused within the last two round trips, an application-limited flow such as a
+    /// stream). Default: paused (off in the paper profiles; docs/engine.md).
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_signal: Option<Switch>,
+    pub burst_signal: Option<BurstSignal>,
     /// With the tail repair: after a pause of the local TCP, a deficit an NC-ACK reports is
     /// repaired to arrive with probability 0.99 together with what is in flight (not on
     /// average), and a round trip after the pause a flight none of whose NC-ACKs came back is

@@ -235,6 +235,22 @@ impl Switch {
 }
 
 named_enum! {
+    /// When the bitmap congestion signal judges a loss bitmap against the path's fitted loss
+    /// bursts instead of the binomial threshold alone (docs/engine.md, "Burst-aware signal").
+    pub enum BurstSignal {
+        /// Always: a bitmap is congestion only above what the fitted Gilbert model of the
+        /// path's random loss reaches in one bitmap of 10^4.
+        On = "on",
+        /// While the local TCP is application-limited (it paused within the last two round
+        /// trips: a stream between frames, a request-response flow): such a flow keeps no
+        /// standing queue, so a burst its fit explains is the path's, not congestion.
+        Paused = "paused",
+        /// Never: the binomial threshold alone.
+        Off = "off",
+    }
+}
+
+named_enum! {
     /// When the sender tells the local TCP about congestion (three duplicate ACKs) while
     /// repairs keep the NC ack moving (docs/engine.md, "Congestion signal").
     pub enum CongestionRule {

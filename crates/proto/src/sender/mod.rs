@@ -105,6 +105,12 @@ pub struct SenderHalf {
     /// When the local TCP last sent a new packet, and last resent buffered bytes.
     last_new_at: Option<Duration>,
     last_resent_at: Option<Duration>,
+    /// When the local TCP was last given an ACK that advanced, and when it was last seen to
+    /// have left one unanswered for a pause gap (`tail.rs`, `application_limited`).
+    advanced_at: Option<Duration>,
+    idle_seen_at: Option<Duration>,
+    /// When the local TCP was last given a duplicate ACK.
+    duplicate_at: Option<Duration>,
 }
 
 impl SenderHalf {
@@ -160,6 +166,9 @@ impl SenderHalf {
             pause_mark: SentCounts::default(),
             last_new_at: None,
             last_resent_at: None,
+            advanced_at: None,
+            idle_seen_at: None,
+            duplicate_at: None,
         }
         .starting_from(cfg, path)
     }
@@ -282,6 +291,7 @@ impl SenderHalf {
         };
         if outcome.new_index.is_some() {
             cx.stats.packets_buffered += 1;
+            self.note_idle(cx.now);
             self.last_new_at = Some(cx.now);
         } else if outcome.touched.is_some() {
             self.last_resent_at = Some(cx.now);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tcpnc_wire::AckRepr;
 
 use super::{AckStamp, SenderHalf};
-use crate::config::CongestionRule;
+use crate::config::{BurstSignal, CongestionRule};
 use crate::context::Context;
 use crate::event::Event;
 use crate::output::Queued;
@@ -216,14 +216,18 @@ impl SenderHalf {
     }
 
     /// The fewest losses in an NC-ACK's bitmap that call for a signal: more than the random
-    /// loss floor explains ([`congestion_threshold`]), and with `burst_signal` more than the
-    /// path's fitted loss bursts reach (`loss_burst::BitmapLossBound`).
+    /// loss floor explains ([`congestion_threshold`]), and with `burst_signal` (always, or
+    /// while the local TCP is application-limited) more than the path's fitted loss bursts
+    /// reach (`loss_burst::BitmapLossBound`).
     fn signal_threshold(&mut self, cx: &Context<'_>, floor: f64) -> f64 {
         let base = congestion_threshold(floor);
+        let bursty = match cx.config.policies.burst_signal {
+            BurstSignal::On => true,
+            BurstSignal::Paused => self.application_limited(cx.now),
+            BurstSignal::Off => false,
+        };
         match self.loss.random_burst_fit() {
-            Some(fit) if cx.config.policies.burst_signal.is_on() => {
-                base.max(f64::from(self.bitmap_bound.losses(fit)))
-            }
+            Some(fit) if bursty => base.max(f64::from(self.bitmap_bound.losses(fit))),
             _ => base,
         }
     }
@@ -267,6 +271,7 @@ impl SenderHalf {
             return;
         }
         if self.last_tcp_ack == Some((ack, window)) && !self.buffer.is_empty() {
+            self.duplicate_at = Some(cx.now);
             cx.stats.dup_acks_synthesized += 1;
             cx.out.stats.dup_acks_synthesized += 1;
             cx.out.event(Event::LossVisible {
@@ -276,6 +281,10 @@ impl SenderHalf {
         }
         // ACK coalescing (`coalesce.rs`): an ACK that advances may replace a queued one.
         let advances = self.last_tcp_ack.is_some_and(|(last, _)| seq_lt(last, ack));
+        if advances {
+            self.note_idle(cx.now);
+            self.advanced_at = Some(cx.now);
+        }
         let replaceable = (cx.config.policies.coalesce_acks.is_on() && advances).then_some(ack);
         self.last_tcp_ack = Some((ack, window));
         if cx.out.deliver_ack(packet, self.data_flow, replaceable) == Queued::Coalesced {
@@ -421,7 +430,7 @@ impl SenderHalf {
 
     /// Whether the peer's window, as the last NC-ACK gave it, leaves the local TCP less than a
     /// segment beyond what it has sent: it can send nothing new until the peer decodes.
-    fn window_held(&self) -> bool {
+    pub(super) fn window_held(&self) -> bool {
         let (Some(ack), Some(next)) = (self.nc_ack, self.buffer.next_seq()) else {
             return false;
         };

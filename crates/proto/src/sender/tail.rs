@@ -2,6 +2,8 @@
 //! fired after a pause without one; and what follows a pause with `tail_recovery`: deficit
 //! repairs sized like the tail repair while paused, and the tail probe a round trip later.
 
+use std::time::Duration;
+
 use super::SenderHalf;
 use crate::context::Context;
 use crate::repair::MIN_DELIVERY;
@@ -61,6 +63,48 @@ impl SenderHalf {
         let needed = u64::from(lost_dof) + (sent.sources - echoed.sources);
         let in_flight = sent.combinations - echoed.combinations;
         needed_for(needed, in_flight, self.delivery_rate())
+    }
+
+    /// Whether the local TCP left the latest advancing ACK it was given unanswered for a pause
+    /// gap (`tail_repair::pause_gap`) by `now`, with room in its window and outside a window
+    /// reduction: a TCP limited by its window sends on every ACK that advances, except while
+    /// its flight drains to a window just cut (a duplicate ACK within two round trips); one
+    /// that has sent all it had waits for the application.
+    pub(super) fn ignored_advance(&self, now: Duration) -> bool {
+        let Some(rtt) = self.repair.srtt() else {
+            return false;
+        };
+        let cutting = self
+            .duplicate_at
+            .is_some_and(|d| now.saturating_sub(d) <= rtt * 2);
+        !cutting
+            && !self.window_held()
+            && self.advanced_at.is_some_and(|at| {
+                self.last_new_at.is_none_or(|new| at > new)
+                    && now.saturating_sub(at) >= pause_gap(Some(rtt))
+            })
+    }
+
+    /// Before a new packet or a new advancing ACK at `now`: remembers `now` if the local TCP
+    /// left the previous advancing ACK unanswered.
+    pub(super) fn note_idle(&mut self, now: Duration) {
+        if self.ignored_advance(now) {
+            self.idle_seen_at = Some(now);
+        }
+    }
+
+    /// Whether the local TCP is application-limited (`burst_signal = "paused"`): it leaves an
+    /// advancing ACK unanswered now, or was seen doing so within the last two combination
+    /// round trips. A stream between frames or a request-response flow keeps no standing
+    /// queue, so a loss burst in its bitmap is the path's.
+    pub(super) fn application_limited(&self, now: Duration) -> bool {
+        let Some(rtt) = self.repair.srtt() else {
+            return false;
+        };
+        self.ignored_advance(now)
+            || self
+                .idle_seen_at
+                .is_some_and(|t| now.saturating_sub(t) <= rtt * 2)
     }
 
     /// Schedules the tail probe of the pause that just passed (`tail_recovery`): one round-trip

@@ -12,7 +12,9 @@ use tcpnc_proto::{Engine, FlowStats};
 use super::{bulk_segment, ms, segment, server_to_client};
 
 /// The flow: `segments` segments of `seg` bytes from ISN `isn`, `delay` ms one way, and `tail`
-/// more milliseconds after the last segment for repairs to finish.
+/// more milliseconds after the last segment for repairs to finish. The segments are written
+/// `frame` at a time every `frame` ms (1: one per millisecond, a steady sender; more: frames
+/// with pauses between them, an application-limited one), one per millisecond on average.
 #[derive(Debug, Clone, Copy)]
 pub struct Transfer {
     pub isn: u32,
@@ -20,6 +22,7 @@ pub struct Transfer {
     pub seg: u32,
     pub delay: u64,
     pub tail: u64,
+    pub frame: u64,
 }
 
 /// What a transfer left: the TCP ACKs A gave its local TCP and the sender's flow counters.
@@ -59,8 +62,10 @@ pub fn timed_transfer(
         if a.poll_timeout().is_some_and(|x| x <= ms(now)) {
             a.handle_timeout(ms(now));
         }
-        if now < u64::from(t.segments) {
-            a.handle_local(ms(now), &bulk_segment(t.isn, now as u32, t.seg));
+        if now < u64::from(t.segments) && now % t.frame.max(1) == 0 {
+            for i in now..(now + t.frame.max(1)).min(u64::from(t.segments)) {
+                a.handle_local(ms(now), &bulk_segment(t.isn, i as u32, t.seg));
+            }
         }
         while let Some(d) = a.poll_transmit() {
             sent += 1;
