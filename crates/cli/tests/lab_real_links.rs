@@ -103,8 +103,10 @@ fn bursts_are_repaired_not_signalled() {
 /// cap"): without the flight cap BBR's bandwidth estimate ran above what the path carries
 /// for TCP and the queue dropped about as many datagrams as the random loss did (10–20 % of
 /// those sent on 20 MB runs); with it, next to none after BBR's start-up. Asserted: the
-/// median run's queue drops below 3 % of the datagrams sent, and BBR over nc at least 0.8×
+/// median run's queue drops below 10 % of the datagrams sent, and BBR over nc at least 0.8×
 /// nc CUBIC's median (0.9–1.0× on the lab's 20 MB runs, docs/lab.md "The flight cap").
+/// Measured on these 4 MB runs: 0–3.1 % with the cap (about a hundred drops in the
+/// start-up of some runs, none in others), 26–43 % with `--flight-cap off`.
 #[test]
 fn bbr_over_nc_does_not_overfill_the_queue() {
     if !lab_capable("bbr_over_nc_does_not_overfill_the_queue") {
@@ -134,7 +136,7 @@ fn bbr_over_nc_does_not_overfill_the_queue() {
     );
     eprintln!("nc bbr {bbr:.2?} (queue drop shares {drops:.3?}), nc cubic {cubic:.2?} Mbit/s");
     assert!(
-        drops[1] < 0.03,
+        drops[1] < 0.1,
         "kernel BBR over nc overfills the queue: drop shares {drops:.3?}"
     );
     assert!(

@@ -428,8 +428,8 @@ pub struct PolicyOverrides {
     /// With the bitmap signal: on a bursty path a loss bitmap is congestion only above what the
     /// fitted Gilbert model of the path's random loss reaches in one bitmap of 10^4 (a loss
     /// burst the random loss explains cuts no window): on, off, or paused (only while the
-    /// local TCP paused within the last two round trips, an application-limited flow such as a
-    /// stream). Default: paused (off in the paper profiles; docs/engine.md).
+    /// local TCP is application-limited, e.g. a stream between frames). Default: paused (off
+    /// in the paper profiles; docs/engine.md).
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_signal: Option<BurstSignal>,

@@ -241,9 +241,10 @@ named_enum! {
         /// Always: a bitmap is congestion only above what the fitted Gilbert model of the
         /// path's random loss reaches in one bitmap of 10^4.
         On = "on",
-        /// While the local TCP is application-limited (it paused within the last two round
-        /// trips: a stream between frames, a request-response flow): such a flow keeps no
-        /// standing queue, so a burst its fit explains is the path's, not congestion.
+        /// While the local TCP is application-limited (within the last two round trips it
+        /// left an advancing ACK unanswered with room in its window: a stream between frames,
+        /// a request-response flow): such a flow keeps no standing queue, so a burst its fit
+        /// explains is the path's, not congestion.
         Paused = "paused",
         /// Never: the binomial threshold alone.
         Off = "off",
