@@ -63,6 +63,16 @@ fn nc_stream_latency_far_below_plain_cubic_at_10pct_loss() {
     }
     assert_eq!(case(&v, "plain-cubic")["settings"]["mode"], "plain");
     assert_eq!(case(&v, "plain-cubic")["gateways"]["client"]["mode"], "off");
+    // The client namespace's kernel counters over each case: plain TCP at 10 % loss resends.
+    let kernel = |name: &str, counter: &str| {
+        case(&v, name)["kernel"][counter]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name}: kernel counter {counter}"))
+    };
+    assert!(kernel("plain-cubic", "TCPFastRetrans") + kernel("plain-cubic", "TCPTimeouts") > 0);
+    for name in ["nc-fixed", "nc-vbnc"] {
+        kernel(name, "TCPRenoRecovery");
+    }
     for (name, policy) in [("nc-fixed", "fixed"), ("nc-vbnc", "vbnc")] {
         let c = case(&v, name);
         assert_eq!(c["settings"]["mode"], "nc");

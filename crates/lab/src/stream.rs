@@ -5,6 +5,7 @@
 //! case's per-frame latency, jitter, stalls and goodput (`tcpnc_stream::metrics`, the
 //! simulator's). The processes are [`crate::frames`]'.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use crate::child::{Child, Line};
 use crate::error::{LabError, Result};
 use crate::frames::{FrameSinkReport, FrameSourceReport};
 use crate::measure::settings_json;
+use crate::netstat;
 use crate::session::{GatewayStats, Lab, Session};
 use crate::settings::{
     CongestionControl, PathMode, PathSettings, PolicyOverrides, TransferSettings,
@@ -136,6 +138,9 @@ pub struct CaseResult {
     pub extra_bytes: u64,
     /// The sender kernel's `TCP_INFO` at the end.
     pub tcp_info: TcpInfo,
+    /// The client namespace's kernel TCP counters over the case (`netstat.rs`: window cuts,
+    /// fast retransmits, timeouts), as `tcpnc lab run` reports them.
+    pub kernel: BTreeMap<String, u64>,
     /// The whole setting set of this case (path, mode, cc, and for nc every policy).
     pub settings: Value,
     /// The gateways' final stats.
@@ -174,7 +179,7 @@ pub fn run_case(
     let mode = case.mode();
     let mut session = Session::start(lab, mode, path, &coding)?;
     let bound = trace.duration().as_secs_f64() + s.timeout_s;
-    let (src, snk) = run_processes(&mut session, trace_file, &t, bound)?;
+    let (src, snk, kernel) = run_processes(&mut session, trace_file, &t, bound)?;
     let stats = session.finish()?;
     let records = records(trace, &src, &snk);
     let write_late_max_ms = trace
@@ -194,6 +199,7 @@ pub fn run_case(
         write_late_max_ms,
         extra_bytes: snk.extra_bytes,
         tcp_info: src.tcp_info,
+        kernel,
         settings,
         gateways: stats.gateways,
         link: stats.link.unwrap_or(Value::Null),
@@ -224,7 +230,7 @@ fn run_processes(
     trace_file: &Path,
     t: &TransferSettings,
     bound_s: f64,
-) -> Result<(FrameSourceReport, FrameSinkReport)> {
+) -> Result<(FrameSourceReport, FrameSinkReport, BTreeMap<String, u64>)> {
     let lab = session.lab();
     let addr = format!("{}:{SINK_PORT}", session.server_ip());
     let (trace, secs) = (trace_file.display().to_string(), t.timeout_s.to_string());
@@ -255,7 +261,9 @@ fn run_processes(
         "--timeout-s",
         &secs,
     ]);
-    let mut source = lab.spawn("stream source", &lab.topo.cli, &source_args)?;
+    let cli = lab.topo.cli.clone();
+    let kernel_before = netstat::snapshot(&cli)?;
+    let mut source = lab.spawn("stream source", &cli, &source_args)?;
     let deadline = Instant::now() + Duration::from_secs_f64(bound_s);
     let Event::FrameSinkDone(snk) = wait_report(session, &mut sink, &mut source, deadline)? else {
         return Err(wrong_report("sink"));
@@ -264,7 +272,8 @@ fn run_processes(
     else {
         return Err(wrong_report("source"));
     };
-    Ok((src, snk))
+    let kernel = netstat::delta(&kernel_before, &netstat::snapshot(&cli)?);
+    Ok((src, snk, kernel))
 }
 
 fn wrong_report(who: &str) -> LabError {
