@@ -1,6 +1,7 @@
 //! The tail repair's timer (`tail_repair.rs`): armed by every arrival from the local TCP,
-//! fired after a pause without one; and what follows a pause with `tail_recovery`: deficit
-//! repairs sized like the tail repair while paused, and the tail probe a round trip later.
+//! fired after a pause without one; what follows a pause with `tail_recovery`: deficit
+//! repairs sized like the tail repair while paused, and the tail probe a round trip later;
+//! and whether the local TCP is application-limited (`burst_signal = "paused"`).
 
 use std::time::Duration;
 
