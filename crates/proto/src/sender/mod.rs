@@ -291,7 +291,7 @@ impl SenderHalf {
         };
         if outcome.new_index.is_some() {
             cx.stats.packets_buffered += 1;
-            self.note_idle(cx.now);
+            self.note_idle(cx);
             self.last_new_at = Some(cx.now);
         } else if outcome.touched.is_some() {
             self.last_resent_at = Some(cx.now);

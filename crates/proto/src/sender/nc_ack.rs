@@ -282,7 +282,7 @@ impl SenderHalf {
         // ACK coalescing (`coalesce.rs`): an ACK that advances may replace a queued one.
         let advances = self.last_tcp_ack.is_some_and(|(last, _)| seq_lt(last, ack));
         if advances {
-            self.note_idle(cx.now);
+            self.note_idle(cx);
             self.advanced_at = Some(cx.now);
         }
         let replaceable = (cx.config.policies.coalesce_acks.is_on() && advances).then_some(ack);

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::SenderHalf;
+use crate::config::BurstSignal;
 use crate::context::Context;
 use crate::repair::MIN_DELIVERY;
 use crate::tail_repair::{needed_for, pause_gap, tail_repairs};
@@ -78,19 +79,18 @@ impl SenderHalf {
         let cutting = self
             .duplicate_at
             .is_some_and(|d| now.saturating_sub(d) <= rtt * 2);
-        !cutting
-            && !self.window_held()
-            && self.advanced_at.is_some_and(|at| {
-                self.last_new_at.is_none_or(|new| at > new)
-                    && now.saturating_sub(at) >= pause_gap(Some(rtt))
-            })
+        let unanswered = self.advanced_at.is_some_and(|at| {
+            self.last_new_at.is_none_or(|new| at > new)
+                && now.saturating_sub(at) >= pause_gap(Some(rtt))
+        });
+        unanswered && !cutting && !self.window_held()
     }
 
-    /// Before a new packet or a new advancing ACK at `now`: remembers `now` if the local TCP
-    /// left the previous advancing ACK unanswered.
-    pub(super) fn note_idle(&mut self, now: Duration) {
-        if self.ignored_advance(now) {
-            self.idle_seen_at = Some(now);
+    /// Before a new packet or a new advancing ACK (with `burst_signal = "paused"`, the only
+    /// reader): remembers the time if the local TCP left the previous advancing ACK unanswered.
+    pub(super) fn note_idle(&mut self, cx: &Context<'_>) {
+        if cx.config.policies.burst_signal == BurstSignal::Paused && self.ignored_advance(cx.now) {
+            self.idle_seen_at = Some(cx.now);
         }
     }
 
