@@ -105,6 +105,53 @@ impl BurstFit {
     }
 }
 
+impl BurstFit {
+    /// P[at least `m` of `n` consecutive packets lost] under this Gilbert model, the chain
+    /// started in its stationary state: the chance that a loss burst takes `m` of a flight's
+    /// last `n` combinations (the tail repair's sizing, `tail_repair::needed_in_bursts`).
+    /// Exact for `m` ≤ [`MAX_COUNTED`]; a larger `m` is counted as that, an upper bound. A fit
+    /// that is not a chain gives 0 (it says nothing beyond the mean loss rate).
+    pub fn lost_at_least(&self, n: u32, m: u32) -> f64 {
+        let (p, r) = (self.p, self.r);
+        let chain = (0.0..=1.0).contains(&p) && (0.0..=1.0).contains(&r) && p + r > 0.0;
+        let m = (m as usize).min(MAX_COUNTED);
+        if m == 0 {
+            return 1.0;
+        }
+        if !chain || n < m as u32 {
+            return 0.0;
+        }
+        // good[c], bad[c]: P(c < m losses so far and the latest packet in that state);
+        // `reached`: P(m losses reached).
+        let mut good = [0.0; MAX_COUNTED];
+        let mut bad = good;
+        let first_lost = p / (p + r);
+        good[0] = 1.0 - first_lost;
+        let mut reached = if m == 1 { first_lost } else { 0.0 };
+        if m > 1 {
+            bad[1] = first_lost;
+        }
+        for _ in 1..n {
+            let (was_good, was_bad) = (good, bad);
+            good = [0.0; MAX_COUNTED];
+            bad = good;
+            for c in 0..m {
+                good[c] += was_good[c] * (1.0 - p) + was_bad[c] * r;
+                let lost = was_good[c] * p + was_bad[c] * (1.0 - r);
+                if c + 1 < m {
+                    bad[c + 1] += lost;
+                } else {
+                    reached += lost;
+                }
+            }
+        }
+        reached.clamp(0.0, 1.0)
+    }
+}
+
+/// The most losses [`BurstFit::lost_at_least`] counts exactly.
+pub const MAX_COUNTED: usize = 64;
+
 /// [`BurstFit::losses_above`] over an NC-ACK's bitmap for the latest fit, computed again only
 /// when the fit moved by more than [`RECOUNT_SHIFT`] of `p` or `r` (a few thousand operations
 /// an NC-ACK otherwise).
@@ -266,5 +313,45 @@ mod tests {
             independent.losses_above(LOSS_COUNT_SPAN, BITMAP_TAIL)
         );
         assert!(bound.losses(independent) < k);
+    }
+
+    /// `lost_at_least` against every loss pattern of up to 10 packets weighed by the chain
+    /// (a naive oracle), and against the binomial when the chain forgets its state (p + r = 1).
+    #[test]
+    fn lost_at_least_matches_enumeration() {
+        let oracle = |fit: BurstFit, n: u32, m: u32| -> f64 {
+            let start = fit.p / (fit.p + fit.r);
+            let mut total = 0.0;
+            for pattern in 0u32..(1 << n) {
+                let lost = |i: u32| pattern >> i & 1 == 1;
+                let mut prob = if lost(0) { start } else { 1.0 - start };
+                for i in 1..n {
+                    let stay_bad = if lost(i) { 1.0 - fit.r } else { fit.r };
+                    let from_good = if lost(i) { fit.p } else { 1.0 - fit.p };
+                    prob *= if lost(i - 1) { stay_bad } else { from_good };
+                }
+                if pattern.count_ones() >= m {
+                    total += prob;
+                }
+            }
+            total
+        };
+        for fit in [
+            BurstFit { p: 0.0132, r: 0.25 },
+            BurstFit { p: 0.05, r: 0.95 },
+            BurstFit { p: 0.3, r: 0.1 },
+        ] {
+            for n in 1..=10 {
+                for m in 0..=n + 1 {
+                    let (got, want) = (fit.lost_at_least(n, m), oracle(fit, n, m));
+                    assert!((got - want).abs() < 1e-12, "{fit:?} {n} {m}: {got} {want}");
+                }
+            }
+        }
+        // Independent loss: P[Binomial(12, 0.1) ≥ 3] = 0.110870.
+        let independent = BurstFit { p: 0.1, r: 0.9 };
+        assert!((independent.lost_at_least(12, 3) - 0.110_870).abs() < 1e-6);
+        assert_eq!(BurstFit { p: 0.0, r: 0.0 }.lost_at_least(12, 3), 0.0);
+        assert_eq!(independent.lost_at_least(12, 0), 1.0);
     }
 }

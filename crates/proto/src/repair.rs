@@ -117,6 +117,8 @@ struct Sent {
     pid: u32,
     sources: u64,
     repairs: u64,
+    /// Repairs left out of the in-flight accounting ([`DeficitRepair::uncount`]).
+    uncounted: u64,
     /// Combinations sent up to and including this one.
     combinations: u64,
     at: Duration,
@@ -130,6 +132,8 @@ pub struct DeficitRepair {
     sources: u64,
     /// Repair combinations sent.
     repairs: u64,
+    /// Of them, left out of the in-flight accounting ([`DeficitRepair::uncount`]).
+    uncounted: u64,
     /// Combinations sent (the next Pid minus the first one).
     sent: u64,
     /// The NC ack number of the previous NC-ACK.
@@ -165,6 +169,7 @@ impl DeficitRepair {
             log: vec![Sent::default(); LOG_LEN],
             sources: 0,
             repairs: 0,
+            uncounted: 0,
             sent: 0,
             last_ack: None,
             srtt: None,
@@ -187,11 +192,24 @@ impl DeficitRepair {
             pid,
             sources: self.sources,
             repairs: self.repairs,
+            uncounted: self.uncounted,
             combinations: self.sent,
             at: now,
         };
         if new_source {
             self.at_last_source = self.sent_counts();
+        }
+    }
+
+    /// Leaves the repair just recorded for `pid` out of the in-flight accounting: the NC-ACKs
+    /// that follow repair a reported deficit as if it had not been sent (the tail repair's
+    /// burst-sized extras, `tail_burst`: insurance against a burst that takes the flight's
+    /// end, which the mean delivery rate says nothing about).
+    pub fn uncount(&mut self, pid: u32) {
+        let slot = &mut self.log[pid as usize % LOG_LEN];
+        if slot.pid == pid && slot.combinations == self.sent {
+            self.uncounted += 1;
+            slot.uncounted = self.uncounted;
         }
     }
 
@@ -233,8 +251,9 @@ impl DeficitRepair {
         let deficit = f64::from(ack.lost_dof);
         let q = (1.0 - loss_rate).clamp(MIN_DELIVERY, 1.0);
         let new_sources = (self.sources - at.sources) as f64;
-        let repairs = (self.repairs - at.repairs) as f64;
-        let mut expected = deficit + new_sources - q * f64::from(after);
+        let uncounted = (self.uncounted - at.uncounted) as f64;
+        let repairs = (self.repairs - at.repairs) as f64 - uncounted;
+        let mut expected = deficit + new_sources - q * (f64::from(after) - uncounted);
         if stalled {
             expected = expected.max(deficit - q * repairs);
         }
@@ -384,6 +403,30 @@ mod tests {
         }
         // The next ACK (echo 10) reports the same deficit: the repairs are in flight.
         assert_eq!(r.on_ack(Duration::ZERO, &ack(200, 10, 6), pid, 0.1), 0);
+    }
+
+    #[test]
+    fn uncounted_repairs_are_not_in_flight() {
+        let mut r = DeficitRepair::new();
+        let mut pid = 0;
+        send(&mut r, &mut pid, 20, 20);
+        // Eight repairs, all left out of the accounting: the next ACK repairs the deficit as
+        // if none had been sent (the 8 of `a_deficit_beyond_the_flight_is_repaired_once`).
+        for _ in 0..8 {
+            r.on_sent(Duration::ZERO, pid, false, true);
+            r.uncount(pid);
+            pid += 1;
+        }
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 9, 6), pid, 0.1), 8);
+        // Counted ones are in flight.
+        for _ in 0..8 {
+            r.on_sent(Duration::ZERO, pid, false, true);
+            pid += 1;
+        }
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(200, 10, 6), pid, 0.1), 0);
+        // A Pid that is not the latest recorded is not uncounted.
+        r.uncount(pid - 3);
+        assert_eq!(r.uncounted, 8);
     }
 
     #[test]

@@ -27,6 +27,10 @@ pub const REPAIR_SHARE: f64 = 0.25;
 /// Most repairs the bucket holds (four of the largest per-ACK repair bursts).
 pub const BUDGET_DEPTH: f64 = 64.0;
 
+/// Tokens the tail repair's burst-sized extras leave in the bucket (`tail_burst`): half of it,
+/// for the deficit repairs of losses the NC-ACKs report.
+pub const BURST_RESERVE: f64 = BUDGET_DEPTH / 2.0;
+
 /// Largest random loss floor the share follows (p̂ / (1 − p̂) = 4 at 0.8).
 const MAX_FLOOR: f64 = 0.8;
 
@@ -60,6 +64,16 @@ impl RepairBudget {
         granted
     }
 
+    /// Takes up to `wanted` repairs from what the bucket holds above `reserve` tokens; returns
+    /// how many may be sent (the tail repair's burst-sized extras, which must not spend what
+    /// the deficit repairs of reported losses need: [`BURST_RESERVE`]).
+    pub fn take_above(&mut self, wanted: u32, reserve: f64) -> u32 {
+        let spare = (self.tokens - reserve).floor().max(0.0) as u32;
+        let granted = spare.min(wanted);
+        self.tokens -= f64::from(granted);
+        granted
+    }
+
     /// Whether at least one repair is available.
     pub fn available(&self) -> bool {
         self.tokens >= 1.0
@@ -77,6 +91,15 @@ mod tests {
         assert_eq!(b.take(100), 48);
         assert_eq!(b.take(1), 0);
         assert!(!b.available());
+    }
+
+    #[test]
+    fn extras_leave_the_reserve() {
+        let mut b = RepairBudget::default();
+        assert_eq!(b.take_above(100, BURST_RESERVE), 32);
+        assert_eq!(b.take_above(1, BURST_RESERVE), 0);
+        assert_eq!(b.take(100), 32);
+        assert_eq!(b.take_above(1, 0.0), 0);
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub struct FlowStats {
     /// Repairs sent by tail probes: a round trip after a pause, for a flight whose NC-ACKs
     /// never came (`tail_recovery`, `sender/tail.rs`).
     pub tail_probes: u64,
+    /// Of the tail repairs and tail probes' repairs, the extras sized for the path's loss
+    /// bursts, beyond the binomial rule's count (`tail_burst`, `tail_repair.rs`).
+    pub burst_repairs: u64,
     /// Repairs the deficit asked for and the peer's repair budget refused
     /// (`repair_budget.rs`).
     pub repairs_over_budget: u64,
@@ -217,7 +220,7 @@ impl FlowStats {
     /// (gateway stats file, simulator) are built from, so they cannot drift from the struct.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
-            data_sent, redundant_sent, repairs_sent, repair_probes, tail_repairs, pause_repairs, tail_probes, repairs_over_budget, held_repairs, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
+            data_sent, redundant_sent, repairs_sent, repair_probes, tail_repairs, pause_repairs, tail_probes, burst_repairs, repairs_over_budget, held_repairs, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
             tcp_acks_coalesced, coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, burst_window, flight_cap, late_arrivals, acks_paused, acks_stale,
             unordering,
             late_received, data_received, innovative, non_innovative,

@@ -3,6 +3,7 @@
 //! frame whose last combinations were lost decodes within the pause instead of waiting for the
 //! next frame or a round trip. And what follows a pause when a burst took the tail repairs too
 //! (`tail_recovery`, `sender/tail.rs`): the tail probe and the deficit repair while paused.
+//! And the tail repair sized for the path's loss bursts (`tail_burst`).
 
 mod common;
 
@@ -147,4 +148,54 @@ fn a_deficit_while_paused_is_repaired_beyond_the_mean() {
         on.flow.tail_probes, 0,
         "the frame's last combination was echoed"
     );
+}
+
+/// `tail_burst` on or off, the rest as [`config`]'s. Frames before [`LEARN`] lose a burst of
+/// three of R's combinations every other frame (the fitted Gilbert model: bursts of 3, 15 %);
+/// [`PROBE_FRAME`] loses its last two combinations and the first four repairs after them (one
+/// burst of six). Nothing else is lost.
+fn run_burst(bursts: Switch) -> Outcome {
+    let mut cfg = config(Switch::On);
+    cfg.policies.tail_burst = bursts;
+    let probe_start = PROBE_FRAME * FRAME_MS;
+    let mut repairs_to_drop = 4;
+    run_frames(cfg, FRAME_MS, |e: &Emitted| {
+        let frame_start = e.now.is_multiple_of(FRAME_MS);
+        if e.frame < LEARN {
+            return !e.repair && frame_start && e.frame % 2 == 1 && (4..=6).contains(&e.nth);
+        }
+        if e.frame != PROBE_FRAME {
+            return false;
+        }
+        if !e.repair {
+            return e.now == probe_start && e.nth + 2 > e.of;
+        }
+        let drop = e.now > probe_start && repairs_to_drop > 0;
+        repairs_to_drop -= u32::from(drop);
+        drop
+    })
+}
+
+#[test]
+fn a_burst_that_takes_a_frames_tail_and_its_first_repairs_is_covered() {
+    let on = run_burst(Switch::On);
+    let off = run_burst(Switch::Off);
+    let len = frame_len(&config(Switch::On));
+    for o in [&on, &off] {
+        assert_eq!(o.delivered, FRAMES as u32 * len, "every frame, in order");
+    }
+    let probe = PROBE_FRAME as usize;
+    let (with, without) = (on.latency[probe].unwrap(), off.latency[probe].unwrap());
+    eprintln!(
+        "latency of the frame: {with} ms with tail_burst, {without} ms without; tail repairs {} / {}",
+        on.flow.tail_repairs, off.flow.tail_repairs
+    );
+    // Sized for the mean loss rate, the tail repairs are too few to outlast a burst that takes
+    // the frame's last combinations: the frame waits for the next frame's combinations or the
+    // tail probe. Sized for the fitted bursts, enough survive to complete it within the pause.
+    assert!(with < FRAME_MS, "with tail_burst: {with} ms");
+    assert!(without >= FRAME_MS, "without: {without} ms");
+    assert!(on.flow.tail_repairs > off.flow.tail_repairs);
+    assert!(on.flow.burst_repairs > 0);
+    assert_eq!(off.flow.burst_repairs, 0);
 }

@@ -52,6 +52,7 @@ impl Policies {
             flight_cap: Switch::Off,
             burst_signal: BurstSignal::Off,
             tail_recovery: Switch::Off,
+            tail_burst: Switch::Off,
         }
     }
 
@@ -108,6 +109,7 @@ mod tests {
             p.burst_window,
             p.flight_cap,
             p.tail_recovery,
+            p.tail_burst,
         ] {
             assert_eq!(s, Switch::Off);
         }

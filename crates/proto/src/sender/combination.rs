@@ -21,6 +21,8 @@ struct FrameKind {
     flush: bool,
     /// A deficit repair (`repair.rs`): counted and timed as one.
     repair: bool,
+    /// Left out of the deficit repair's in-flight accounting (`DeficitRepair::uncount`).
+    uncounted: bool,
 }
 
 /// A repair combination (deficit, probe, tail, EOT/PB burst): REDUNDANT | FLUSH, counted and
@@ -29,6 +31,14 @@ const REPAIR: FrameKind = FrameKind {
     redundant: true,
     flush: true,
     repair: true,
+    uncounted: false,
+};
+
+/// A burst-sized tail repair (`tail_burst`): a repair the deficit repair does not count as in
+/// flight.
+const UNCOUNTED_REPAIR: FrameKind = FrameKind {
+    uncounted: true,
+    ..REPAIR
 };
 
 impl SenderHalf {
@@ -71,6 +81,7 @@ impl SenderHalf {
             redundant,
             flush: false,
             repair: false,
+            uncounted: false,
         };
         self.emit(cx, range, transport, kind);
     }
@@ -122,12 +133,18 @@ impl SenderHalf {
     /// many as fit the tunnel MTU with seeded coefficients (at most 255), so the burst that
     /// just ended is covered whatever sizes the packets before it had (a frame's short last
     /// packet ends the compact range form of a window reaching past it, docs/wire.md).
-    pub(super) fn send_tail_repairs(&mut self, cx: &mut Context<'_>, count: u32) {
+    /// The last `uncounted` of them are left out of the deficit repair's in-flight accounting.
+    pub(super) fn send_tail_repairs(&mut self, cx: &mut Context<'_>, count: u32, uncounted: u32) {
         let Some(range) = self.newest_fitting(cx.config.tunnel_mtu) else {
             return;
         };
-        for _ in 0..count {
-            self.emit(cx, range, Some(CoefficientTransport::Seeded), REPAIR);
+        for i in 0..count {
+            let kind = if i + uncounted >= count {
+                UNCOUNTED_REPAIR
+            } else {
+                REPAIR
+            };
+            self.emit(cx, range, Some(CoefficientTransport::Seeded), kind);
         }
     }
 
@@ -187,6 +204,9 @@ impl SenderHalf {
             self.newest_sent = Some(range.last);
         }
         self.repair.on_sent(cx.now, pid, new_source, kind.repair);
+        if kind.uncounted {
+            self.repair.uncount(pid);
+        }
         cx.path.flight_cap.on_sent(new_source);
         let frame = FrameRepr::Data {
             header,

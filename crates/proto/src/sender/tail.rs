@@ -1,14 +1,18 @@
 //! The tail repair's timer (`tail_repair.rs`): armed by every arrival from the local TCP,
 //! fired after a pause without one; what follows a pause with `tail_recovery`: deficit
 //! repairs sized like the tail repair while paused, and the tail probe a round trip later;
-//! and whether the local TCP is application-limited (`burst_signal = "paused"`).
+//! and whether the local TCP is application-limited (`burst_signal = "paused"`). With
+//! `tail_burst` the tail repair and the tail probe size for the path's fitted loss bursts as
+//! well, from the repair budget above its reserve.
 
 use std::time::Duration;
 
 use super::SenderHalf;
 use crate::config::BurstSignal;
 use crate::context::Context;
+use crate::loss_burst::BurstFit;
 use crate::repair::MIN_DELIVERY;
+use crate::repair_budget::BURST_RESERVE;
 use crate::tail_repair::{needed_for, pause_gap, tail_repairs};
 
 /// Tail probes pending at most: pauses come once per frame, probes fire about a round trip
@@ -167,10 +171,29 @@ impl SenderHalf {
     /// combinations that may still arrive, within the repair budget; returns how many went.
     fn repair_tail(&mut self, cx: &mut Context<'_>, sources: u64, in_flight: u64) -> u32 {
         let window = self.coding_window(cx) as u64;
-        let wanted = tail_repairs(sources, in_flight, window, self.delivery_rate());
-        let granted = self.within_budget(cx, wanted);
-        self.send_tail_repairs(cx, granted);
-        granted
+        let q = self.delivery_rate();
+        let mean = tail_repairs(sources, in_flight, window, q, None);
+        let granted = self.within_budget(cx, mean);
+        let mut extras = 0;
+        if let Some(fit) = self.tail_bursts(cx)
+            && granted == mean
+        {
+            // The burst-sized extras, from the budget above its reserve only, and not counted
+            // as in flight: a deficit the NC-ACKs report is repaired as without them.
+            let wanted = tail_repairs(sources, in_flight, window, q, Some(fit)) - mean;
+            extras = self.within_budget_above(cx, wanted, BURST_RESERVE);
+            cx.stats.burst_repairs += u64::from(extras);
+        }
+        self.send_tail_repairs(cx, granted + extras, extras);
+        granted + extras
+    }
+
+    /// The loss bursts the tail rules also size repairs for (`tail_burst`): the Gilbert fit
+    /// of the path's random loss (judged while no queue built, so a queue's overflow is not
+    /// taken for the path's burstiness).
+    fn tail_bursts(&self, cx: &Context<'_>) -> Option<BurstFit> {
+        let on = cx.config.policies.tail_burst.is_on();
+        on.then(|| self.loss.random_burst_fit()).flatten()
     }
 
     /// The estimated delivery rate of combinations the tail rules size repairs with.
