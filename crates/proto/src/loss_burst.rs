@@ -35,8 +35,8 @@ pub const BURST_COVER_MAX: u16 = 64;
 /// bitmap spans 32 Pids, docs/wire.md).
 pub const LOSS_COUNT_SPAN: u32 = 32;
 
-/// Loss counts 0 to [`LOSS_COUNT_SPAN`]: the length of [`BurstFit::losses_above`]'s tables.
-const COUNTS: usize = LOSS_COUNT_SPAN as usize + 1;
+/// The most losses [`BurstFit::lost_at_least`] counts exactly.
+pub const MAX_COUNTED: usize = 64;
 
 impl BurstFit {
     /// The mean length of a loss burst, packets.
@@ -68,44 +68,25 @@ impl BurstFit {
 
     /// The fewest losses among `n` (at most [`LOSS_COUNT_SPAN`]) consecutive packets that
     /// this Gilbert model produces with probability at most `tail`: the smallest `k` with
-    /// P[losses ≥ k] ≤ `tail`, the chain started in its stationary state (`n + 1` when even
-    /// `n` losses are more likely than that, or for a fit that is not a chain). Exact, by
-    /// following the chain's state and loss count over the `n` packets.
+    /// P[losses ≥ k] ≤ `tail` ([`BurstFit::lost_at_least`]), the chain started in its
+    /// stationary state (`n + 1` when even `n` losses are more likely than that, or for a fit
+    /// that is not a chain).
     pub fn losses_above(&self, n: u32, tail: f64) -> u32 {
         let n = n.min(LOSS_COUNT_SPAN);
-        let (p, r) = (self.p, self.r);
-        if !(0.0..=1.0).contains(&p) || !(0.0..=1.0).contains(&r) || p + r == 0.0 || n == 0 {
+        if !self.is_chain() || n == 0 {
             return n + 1;
         }
-        let len = n as usize + 1;
-        // good[c], bad[c]: P(c losses so far and the latest packet in that state).
-        let mut good = [0.0; COUNTS];
-        let mut bad = good;
-        bad[1] = p / (p + r);
-        good[0] = 1.0 - bad[1];
-        for _ in 1..n {
-            let (was_good, was_bad) = (good, bad);
-            good = [0.0; COUNTS];
-            bad = good;
-            for c in 0..len {
-                good[c] += was_good[c] * (1.0 - p) + was_bad[c] * r;
-                if c + 1 < len {
-                    bad[c + 1] += was_good[c] * p + was_bad[c] * (1.0 - r);
-                }
-            }
-        }
-        let mut above = 0.0;
-        for k in (0..len).rev() {
-            above += good[k] + bad[k];
-            if above > tail {
-                return k as u32 + 1;
-            }
-        }
-        0
+        (0..=n)
+            .find(|&k| self.lost_at_least(n, k) <= tail)
+            .unwrap_or(n + 1)
     }
-}
 
-impl BurstFit {
+    /// Whether `p` and `r` are probabilities of a chain that ever moves.
+    fn is_chain(&self) -> bool {
+        let (p, r) = (self.p, self.r);
+        (0.0..=1.0).contains(&p) && (0.0..=1.0).contains(&r) && p + r > 0.0
+    }
+
     /// P[at least `m` of `n` consecutive packets lost] under this Gilbert model, the chain
     /// started in its stationary state: the chance that a loss burst takes `m` of a flight's
     /// last `n` combinations (the tail repair's sizing, `tail_repair::needed_in_bursts`).
@@ -113,12 +94,11 @@ impl BurstFit {
     /// that is not a chain gives 0 (it says nothing beyond the mean loss rate).
     pub fn lost_at_least(&self, n: u32, m: u32) -> f64 {
         let (p, r) = (self.p, self.r);
-        let chain = (0.0..=1.0).contains(&p) && (0.0..=1.0).contains(&r) && p + r > 0.0;
         let m = (m as usize).min(MAX_COUNTED);
         if m == 0 {
             return 1.0;
         }
-        if !chain || n < m as u32 {
+        if !self.is_chain() || n < m as u32 {
             return 0.0;
         }
         // good[c], bad[c]: P(c < m losses so far and the latest packet in that state);
@@ -148,9 +128,6 @@ impl BurstFit {
         reached.clamp(0.0, 1.0)
     }
 }
-
-/// The most losses [`BurstFit::lost_at_least`] counts exactly.
-pub const MAX_COUNTED: usize = 64;
 
 /// [`BurstFit::losses_above`] over an NC-ACK's bitmap for the latest fit, computed again only
 /// when the fit moved by more than [`RECOUNT_SHIFT`] of `p` or `r` (a few thousand operations
