@@ -59,9 +59,7 @@ impl RepairBudget {
 
     /// Takes up to `wanted` repairs from the bucket; returns how many may be sent.
     pub fn take(&mut self, wanted: u32) -> u32 {
-        let granted = (self.tokens.floor().max(0.0) as u32).min(wanted);
-        self.tokens -= f64::from(granted);
-        granted
+        self.take_above(wanted, 0.0)
     }
 
     /// Takes up to `wanted` repairs from what the bucket holds above `reserve` tokens; returns

@@ -450,23 +450,6 @@ impl SenderHalf {
         granted
     }
 
-    /// [`Self::within_budget`] for repairs that may spend only what the peer's budget holds
-    /// above `reserve` tokens.
-    pub(super) fn within_budget_above(
-        &self,
-        cx: &mut Context<'_>,
-        wanted: u32,
-        reserve: f64,
-    ) -> u32 {
-        if !cx.config.policies.repair_budget.is_on() {
-            return wanted;
-        }
-        let granted = cx.path.repair_budget.take_above(wanted, reserve);
-        cx.stats.repairs_over_budget += u64::from(wanted - granted);
-        cx.out.stats.repairs_over_budget += u64::from(wanted - granted);
-        granted
-    }
-
     /// Arms the repair probe when a combination leaves and none is armed: the first
     /// combinations of a flow, or the first after an idle time, may all be lost, and then no
     /// NC-ACK would ever arm it (RFC 8985's tail loss probe at the coding layer; a TCP with

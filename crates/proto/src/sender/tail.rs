@@ -181,11 +181,21 @@ impl SenderHalf {
             // The burst-sized extras, from the budget above its reserve only, and not counted
             // as in flight: a deficit the NC-ACKs report is repaired as without them.
             let wanted = tail_repairs(sources, in_flight, window, q, Some(fit)) - mean;
-            extras = self.within_budget_above(cx, wanted, BURST_RESERVE);
+            extras = self.extras_within_budget(cx, wanted);
             cx.stats.burst_repairs += u64::from(extras);
         }
         self.send_tail_repairs(cx, granted + extras, extras);
         granted + extras
+    }
+
+    /// The tail repair's burst-sized extras that may go: at most `wanted`, from what the peer's
+    /// repair budget holds above [`BURST_RESERVE`]. Those it cannot pay for are not counted as
+    /// refused (`repairs_over_budget`): they are insurance beyond what the loss estimate asks.
+    fn extras_within_budget(&self, cx: &mut Context<'_>, wanted: u32) -> u32 {
+        if !cx.config.policies.repair_budget.is_on() {
+            return wanted;
+        }
+        cx.path.repair_budget.take_above(wanted, BURST_RESERVE)
     }
 
     /// The loss bursts the tail rules also size repairs for (`tail_burst`): the Gilbert fit
