@@ -68,17 +68,23 @@ impl BurstFit {
 
     /// The fewest losses among `n` (at most [`LOSS_COUNT_SPAN`]) consecutive packets that
     /// this Gilbert model produces with probability at most `tail`: the smallest `k` with
-    /// P[losses ≥ k] ≤ `tail` ([`BurstFit::lost_at_least`]), the chain started in its
-    /// stationary state (`n + 1` when even `n` losses are more likely than that, or for a fit
-    /// that is not a chain).
+    /// P[losses ≥ k] ≤ `tail`, the chain started in its stationary state (`n + 1` when even
+    /// `n` losses are more likely than that, or for a fit that is not a chain).
     pub fn losses_above(&self, n: u32, tail: f64) -> u32 {
         let n = n.min(LOSS_COUNT_SPAN);
         if !self.is_chain() || n == 0 {
             return n + 1;
         }
-        (0..=n)
-            .find(|&k| self.lost_at_least(n, k) <= tail)
-            .unwrap_or(n + 1)
+        // Counted up to n + 1 losses, which n packets never reach: the whole distribution.
+        let (counts, _) = self.loss_counts(n, n as usize + 1);
+        let mut above = 0.0;
+        for k in (0..=n as usize).rev() {
+            above += counts[k];
+            if above > tail {
+                return k as u32 + 1;
+            }
+        }
+        0
     }
 
     /// Whether `p` and `r` are probabilities of a chain that ever moves.
@@ -93,7 +99,6 @@ impl BurstFit {
     /// Exact for `m` ≤ [`MAX_COUNTED`]; a larger `m` is counted as that, an upper bound. A fit
     /// that is not a chain gives 0 (it says nothing beyond the mean loss rate).
     pub fn lost_at_least(&self, n: u32, m: u32) -> f64 {
-        let (p, r) = (self.p, self.r);
         let m = (m as usize).min(MAX_COUNTED);
         if m == 0 {
             return 1.0;
@@ -101,6 +106,14 @@ impl BurstFit {
         if !self.is_chain() || n < m as u32 {
             return 0.0;
         }
+        self.loss_counts(n, m).1.clamp(0.0, 1.0)
+    }
+
+    /// The losses among `n` ≥ 1 consecutive packets, following the chain's state and loss
+    /// count from its stationary state: P(c losses) for each c < `m` (1 ≤ `m` ≤
+    /// [`MAX_COUNTED`]), and P(at least `m`).
+    fn loss_counts(&self, n: u32, m: usize) -> ([f64; MAX_COUNTED], f64) {
+        let (p, r) = (self.p, self.r);
         // good[c], bad[c]: P(c < m losses so far and the latest packet in that state);
         // `reached`: P(m losses reached).
         let mut good = [0.0; MAX_COUNTED];
@@ -125,7 +138,10 @@ impl BurstFit {
                 }
             }
         }
-        reached.clamp(0.0, 1.0)
+        for c in 0..m {
+            good[c] += bad[c];
+        }
+        (good, reached)
     }
 }
 
