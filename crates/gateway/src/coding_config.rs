@@ -15,6 +15,11 @@ pub struct RawCoding {
     pub buffer_packets: Option<usize>,
     /// Coding buffer limit in bytes per peer.
     pub buffer_bytes: Option<usize>,
+    /// Decoding buffer limit per flow, packets (undecoded rows and tracked symbols).
+    pub decoding_buffer_packets: Option<usize>,
+    /// Decoding buffer limit per flow, bytes of sequence space: bounds the window advertised
+    /// to the peer's TCP (Sundararajan et al. §IV-D).
+    pub decoding_buffer_bytes: Option<usize>,
     /// Base seed for the engines' coefficient generators.
     pub seed: Option<u64>,
     /// Every other key: the policies ([`PolicyOverrides::KEYS`]), checked one by one so an
@@ -35,6 +40,10 @@ pub struct Coding {
     pub buffer_packets: usize,
     /// Coding buffer limit (bytes).
     pub buffer_bytes: usize,
+    /// Decoding buffer limit per flow (packets).
+    pub decoding_buffer_packets: usize,
+    /// Decoding buffer limit per flow (bytes).
+    pub decoding_buffer_bytes: usize,
     /// Base seed; peer `i` uses `seed + i`.
     pub seed: u64,
 }
@@ -46,6 +55,8 @@ impl RawCoding {
             mode: Some(mode.name().to_string()),
             buffer_packets: None,
             buffer_bytes: None,
+            decoding_buffer_packets: None,
+            decoding_buffer_bytes: None,
             seed,
             policies: toml::Table::try_from(policies).unwrap_or_default(),
         }
@@ -67,32 +78,53 @@ impl RawCoding {
             };
             return Err(ConfigError::invalid(key, e.to_string()));
         }
-        let window = policies.window;
+        let (window, mtu) = (policies.window, iface.mtu);
         let buffer_packets = self.buffer_packets.unwrap_or(1024);
-        if buffer_packets < usize::from(window) {
-            return Err(ConfigError::invalid(
-                "coding.buffer_packets",
-                format!("{buffer_packets} is smaller than the coding window {window}"),
-            ));
-        }
         let buffer_bytes = self.buffer_bytes.unwrap_or(4 << 20);
-        if buffer_bytes < usize::from(window) * usize::from(iface.mtu) {
-            return Err(ConfigError::invalid(
-                "coding.buffer_bytes",
-                format!(
-                    "{buffer_bytes} cannot hold one window ({window} x mtu {} bytes)",
-                    iface.mtu
-                ),
-            ));
-        }
+        fits_one_window("buffer", (buffer_packets, buffer_bytes), window, mtu)?;
+        // The engine's own limits are the defaults (tcpnc_proto::Limits).
+        let engine = tcpnc_proto::Limits::default();
+        let decoding_buffer_packets = self
+            .decoding_buffer_packets
+            .unwrap_or(engine.decoding_buffer_packets);
+        let decoding_buffer_bytes = self
+            .decoding_buffer_bytes
+            .unwrap_or(engine.decoding_buffer_bytes);
+        let decoding = (decoding_buffer_packets, decoding_buffer_bytes);
+        fits_one_window("decoding_buffer", decoding, window, mtu)?;
         Ok(Coding {
             mode,
             policies,
             buffer_packets,
             buffer_bytes,
+            decoding_buffer_packets,
+            decoding_buffer_bytes,
             seed: self.seed.unwrap_or(0x7c9_2c0de),
         })
     }
+}
+
+/// `coding.{key}_packets` and `coding.{key}_bytes` checked to hold one coding window of
+/// `window` packets of `mtu` bytes.
+fn fits_one_window(
+    key: &str,
+    (packets, bytes): (usize, usize),
+    window: u16,
+    mtu: u16,
+) -> Result<(), ConfigError> {
+    if packets < usize::from(window) {
+        return Err(ConfigError::invalid(
+            format!("coding.{key}_packets"),
+            format!("{packets} is smaller than the coding window {window}"),
+        ));
+    }
+    if bytes < usize::from(window) * usize::from(mtu) {
+        return Err(ConfigError::invalid(
+            format!("coding.{key}_bytes"),
+            format!("{bytes} cannot hold one window ({window} x mtu {mtu} bytes)"),
+        ));
+    }
+    Ok(())
 }
 
 /// The policy keys of `[coding]`: each key is read on its own first, so that an unknown key or
@@ -101,7 +133,7 @@ fn policy_overrides(table: toml::Table) -> Result<PolicyOverrides, ConfigError> 
     for (key, value) in &table {
         if !PolicyOverrides::KEYS.contains(&key.as_str()) {
             return Err(ConfigError::Syntax(format!(
-                "unknown key `coding.{key}` (expected one of mode, buffer_packets, buffer_bytes, seed, {})",
+                "unknown key `coding.{key}` (expected one of mode, buffer_packets, buffer_bytes, decoding_buffer_packets, decoding_buffer_bytes, seed, {})",
                 PolicyOverrides::KEYS.join(", ")
             )));
         }

@@ -19,6 +19,8 @@ pub fn engine_config(config: &Config) -> EngineConfig {
     e.coding = c.mode == CodingMode::Nc;
     e.limits.coding_buffer_packets = c.buffer_packets;
     e.limits.coding_buffer_bytes = c.buffer_bytes;
+    e.limits.decoding_buffer_packets = c.decoding_buffer_packets;
+    e.limits.decoding_buffer_bytes = c.decoding_buffer_bytes;
     e.limits.transmit_queue = config.interface.queue_packets;
     e.limits.local_queue = config.interface.queue_packets;
     e

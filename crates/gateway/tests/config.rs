@@ -187,6 +187,8 @@ const VALIDATION_CASES: &[(&str, &str, &str, &str)] = &[
     ("redundancy = 1.25", "redundancy = 17.0", "coding.redundancy", "outside [1, 16]"),
     ("buffer_packets = 256", "buffer_packets = 8", "coding.buffer_packets", "smaller than the coding window"),
     ("buffer_bytes = 1048576", "buffer_bytes = 1000", "coding.buffer_bytes", "cannot hold one window"),
+    ("buffer_bytes = 1048576", "buffer_bytes = 1048576\ndecoding_buffer_packets = 8", "coding.decoding_buffer_packets", "smaller than the coding window"),
+    ("buffer_bytes = 1048576", "buffer_bytes = 1048576\ndecoding_buffer_bytes = 1000", "coding.decoding_buffer_bytes", "cannot hold one window"),
     ("192.168.50.2:51900", "peer.example:51900", "peer[0].endpoint", "not IP:PORT"),
     ("192.168.50.2:51900", "192.168.50.2:0", "peer[0].endpoint", "not a reachable address"),
     ("192.168.50.2:51900", "[fd00::2]:51900", "peer[0].endpoint", "another address family"),
@@ -253,6 +255,31 @@ fn widest_window_fits_the_smallest_path() {
     let engine = tcpnc_gateway::peer_engine::engine_config(&c);
     assert!(engine.validate().is_ok());
     assert!(engine.mss_clamp(tcpnc_wire::IpVersion::V6) >= 64);
+}
+
+/// `decoding_buffer_packets` and `decoding_buffer_bytes` reach the engine's decoding buffer,
+/// which bounds the window the receiving gateway advertises (docs/gateway.md, "Buffers and the
+/// window"); without them it keeps the engine's defaults.
+#[test]
+fn the_decoding_buffer_keys_reach_the_engine() {
+    let text = replaced(
+        "buffer_bytes = 1048576",
+        "buffer_bytes = 1048576\ndecoding_buffer_packets = 8192\ndecoding_buffer_bytes = 16777216",
+    );
+    let l = tcpnc_gateway::peer_engine::engine_config(&Config::parse(&text).unwrap()).limits;
+    assert_eq!(
+        (l.decoding_buffer_packets, l.decoding_buffer_bytes),
+        (8192, 16 << 20)
+    );
+    let d = tcpnc_gateway::peer_engine::engine_config(&Config::parse(EXAMPLE).unwrap());
+    let engine = tcpnc_proto::Limits::default();
+    assert_eq!(
+        (
+            d.limits.decoding_buffer_packets,
+            d.limits.decoding_buffer_bytes
+        ),
+        (engine.decoding_buffer_packets, engine.decoding_buffer_bytes)
+    );
 }
 
 #[test]

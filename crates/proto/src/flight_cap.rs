@@ -24,7 +24,9 @@
 //!   [`FLIGHT_CAP_ROUNDS`] rounds over the random loss floor's delivery share (the link slots
 //!   used, lost datagrams included) × the round-trip floor, divided by the datagrams sent per
 //!   new segment over those rounds (R, repairs included): 1.75 floor-BDPs of datagrams, a BDP
-//!   on the links and three quarters of one in the queue;
+//!   on the links and three quarters of one in the queue; over a floor shorter than 5.3 ms,
+//!   a floor-BDP and [`FLIGHT_CAP_MIN_QUEUE`] (4 ms) of datagrams instead, since a host's
+//!   batching and scheduling alone lift such a round trip by milliseconds;
 //! * a round's rate is measured only while the bottleneck is busy: over the stretches between
 //!   consecutive NC-ACKs whose own round-trip samples both stood above the floor by the queue
 //!   evidence (`DeficitRepair::sample_queued`), if they make up a quarter of the round
@@ -54,7 +56,7 @@
 
 use std::time::Duration;
 
-use crate::repair::{MIN_DELIVERY, SentCounts};
+use crate::repair::{MIN_DELIVERY, QUEUE_EVIDENCE_MIN, SentCounts};
 
 /// Times the floor-BDP (in datagrams) the flight may reach: below BBR's own window gain of 2,
 /// which is all a one-BDP queue's path holds.
@@ -65,6 +67,17 @@ pub const FLIGHT_CAP_ROUNDS: usize = 10;
 
 /// The smallest cap, segments (RFC 6928's initial window).
 pub const FLIGHT_CAP_MIN_SEGMENTS: u64 = 10;
+
+/// The least queue, in time, the cap leaves room for: twice the round-trip noise that is no
+/// evidence of a queue ([`QUEUE_EVIDENCE_MIN`]). Over a short floor (a LAN, a direct path
+/// between two gateways, Wi-Fi's aggregated ACKs) a host's batching and scheduling lift the
+/// round trip milliseconds above the floor without any bottleneck queue. A cap of 1.75 floors
+/// there held the flight below what that round trip needs; the next round's rate, measured at
+/// the cap, was lower, and so the cap ratcheted down to [`FLIGHT_CAP_MIN_SEGMENTS`] (a 0.1 ms
+/// floor and 1–6 ms round trips at 1.2 Gbit/s: `tcpnc lab speed`, docs/speed.md "The flight
+/// cap on a short floor"). Above 5.3 ms of floor the gain's 0.75 floor is the larger.
+pub const FLIGHT_CAP_MIN_QUEUE: Duration =
+    Duration::from_millis(2 * QUEUE_EVIDENCE_MIN.as_millis() as u64);
 
 /// The least busy time a round's rate is measured over, as a share of the round: less (the
 /// queue one video frame leaves) is too few arrivals to tell the link's rate.
@@ -181,7 +194,11 @@ impl FlightCap {
             (combinations as f64 / sources as f64).max(1.0)
         };
         let slots = rate / delivery.clamp(MIN_DELIVERY, 1.0);
-        let cap = (FLIGHT_CAP_GAIN * slots * floor.as_secs_f64() / per_segment).ceil();
+        // [`FLIGHT_CAP_GAIN`] floors of datagrams, or the floor and [`FLIGHT_CAP_MIN_QUEUE`].
+        let floor = floor.as_secs_f64();
+        let datagrams = (FLIGHT_CAP_GAIN * slots * floor)
+            .max(slots * (floor + FLIGHT_CAP_MIN_QUEUE.as_secs_f64()));
+        let cap = (datagrams / per_segment).ceil();
         Some((cap as u64).max(FLIGHT_CAP_MIN_SEGMENTS))
     }
 }
@@ -289,6 +306,34 @@ mod tests {
         assert!(cap.cap_segments(ms(40), 1.0).is_some());
         rounds(&mut cap, t, 1, 100, (100, 100), false);
         assert_eq!(cap.cap_segments(ms(40), 1.0), None);
+    }
+
+    /// A 0.1 ms floor with 3.1 ms round trips that no bottleneck queue causes (a host's
+    /// batching): the path carries 100 datagrams per ms, so a flight of 310 keeps it busy.
+    /// Each round's arrivals are what the cap let the TCP send. With the cap at 1.75 floors it
+    /// would fall round by round to the 10-segment minimum; with room for
+    /// [`FLIGHT_CAP_MIN_QUEUE`] it stays above the flight the round trip needs.
+    #[test]
+    fn a_short_floor_does_not_ratchet_the_cap_down() {
+        let (floor, srtt) = (Duration::from_micros(100), Duration::from_micros(3100));
+        let path_flight = 310;
+        let mut cap = FlightCap::default();
+        let mut t = Duration::ZERO;
+        cap.on_ack(t, 0, Some(srtt), true);
+        for _ in 0..30 {
+            let flight = cap
+                .cap_segments(floor, 1.0)
+                .map_or(path_flight, |c| c.min(path_flight));
+            for _ in 0..flight {
+                cap.on_sent(true);
+            }
+            for _ in 0..10 {
+                t += srtt / 10;
+                cap.on_ack(t, flight / 10, Some(srtt), true);
+            }
+        }
+        let c = cap.cap_segments(floor, 1.0).unwrap();
+        assert!(c >= path_flight, "cap {c} below the round trip's flight");
     }
 
     #[test]
