@@ -11,9 +11,9 @@ use crate::config::{ConfigError, Interface};
 pub struct RawCoding {
     /// `"nc"` or `"off"`.
     pub mode: Option<String>,
-    /// Coding buffer limit in packets per peer.
+    /// Coding buffer limit in packets per flow.
     pub buffer_packets: Option<usize>,
-    /// Coding buffer limit in bytes per peer.
+    /// Coding buffer limit in bytes per flow.
     pub buffer_bytes: Option<usize>,
     /// Decoding buffer limit per flow, packets (undecoded rows and tracked symbols).
     pub decoding_buffer_packets: Option<usize>,
