@@ -76,8 +76,7 @@ pub const FLIGHT_CAP_MIN_SEGMENTS: u64 = 10;
 /// the cap, was lower, and so the cap ratcheted down to [`FLIGHT_CAP_MIN_SEGMENTS`] (a 0.1 ms
 /// floor and 1–6 ms round trips at 1.2 Gbit/s: `tcpnc lab speed`, docs/speed.md "The flight
 /// cap on a short floor"). Above 5.3 ms of floor the gain's 0.75 floor is the larger.
-pub const FLIGHT_CAP_MIN_QUEUE: Duration =
-    Duration::from_millis(2 * QUEUE_EVIDENCE_MIN.as_millis() as u64);
+pub const FLIGHT_CAP_MIN_QUEUE: Duration = QUEUE_EVIDENCE_MIN.saturating_mul(2);
 
 /// The least busy time a round's rate is measured over, as a share of the round: less (the
 /// queue one video frame leaves) is too few arrivals to tell the link's rate.
