@@ -414,6 +414,7 @@ impl Engine {
                 self.on_peer_handshake_ack(&conn, pkt.tcp.ack);
             }
             if flags.contains(TcpFlags::RST) {
+                self.remote_reset_seen(&conn);
                 if self.flows.contains_key(&conn) {
                     self.remove_flow(&conn, CloseReason::Reset);
                 }

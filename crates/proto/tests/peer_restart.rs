@@ -161,10 +161,12 @@ fn later_local_segments_of_a_reset_connection_get_exact_rsts() {
 }
 
 /// The provoking ACK is repeated every second (it may be lost, or sent before the peer's new
-/// session is confirmed) until the local stack's RST for the connection passes.
+/// session is confirmed, and the local stack's RST that answers it may be lost on the path)
+/// until the remote TCP, closed, answers one with an RST.
 #[test]
-fn the_provoking_ack_is_repeated_until_the_local_rst_passes() {
-    let (mut a, _b) = connected();
+fn the_provoking_ack_is_repeated_until_the_remote_end_is_reset() {
+    let (mut a, _old_b) = connected();
+    let mut fresh_b = Engine::new(EngineConfig::default(), 3).unwrap();
     a.reset_flows(ms(0));
     locals(&mut a);
     assert!(a.poll_transmit().is_some());
@@ -172,8 +174,9 @@ fn the_provoking_ack_is_repeated_until_the_local_rst_passes() {
     a.handle_timeout(ms(1000));
     let again = a.poll_transmit().expect("repeated");
     assert!(matches!(FrameRepr::parse(&again), Ok(FrameRepr::Bypass(_))));
-    // The local stack's RST (its answer to the remote TCP's ACK) is forwarded and ends it.
-    let rst = segment(
+    // The local stack's RST (its answer to the remote TCP's ACK) is forwarded; it may be lost
+    // on the path, so the provoking ACKs go on.
+    let local_rst = segment(
         &client_to_server(),
         C_ISN + 201,
         0,
@@ -182,8 +185,40 @@ fn the_provoking_ack_is_repeated_until_the_local_rst_passes() {
         &[],
         &[],
     );
-    a.handle_local(ms(1100), &rst);
+    a.handle_local(ms(1100), &local_rst);
     assert!(a.poll_transmit().is_some(), "the RST is forwarded");
+    a.handle_timeout(ms(2000));
+    assert!(
+        a.poll_transmit().is_some(),
+        "provoked again after the local RST"
+    );
+    // A later local segment of the connection is still answered with an RST.
+    a.handle_local(
+        ms(2050),
+        &segment(
+            &client_to_server(),
+            C_ISN + 201,
+            S_ISN + 1,
+            TcpFlags::ACK,
+            1000,
+            &[],
+            &[],
+        ),
+    );
+    assert_eq!(locals(&mut a).len(), 1);
+    // The remote TCP, reset, answers the next provoking ACK with an RST: the repeats end.
+    let remote_rst = segment(
+        &server_to_client(),
+        C_ISN + 201,
+        0,
+        TcpFlags::RST,
+        0,
+        &[],
+        &[],
+    );
+    fresh_b.handle_local(ms(2100), &remote_rst);
+    cross(&mut fresh_b, &mut a);
+    assert_eq!(locals(&mut a).len(), 1, "the remote RST is delivered");
     a.handle_timeout(ms(5000));
     assert!(a.poll_transmit().is_none(), "no more provoking ACKs");
 }

@@ -15,8 +15,11 @@
 //!   (RFC 793 §3.9), which crosses the peer's fresh gateway uncoded to our local stack, whose
 //!   connection is closed by then and which answers with an exact RST (RFC 793 §3.4) that we
 //!   forward. The provoking ACK is sent again every second ([`PROVOKE_EVERY`], at most
-//!   [`PROVOKES`] times) until our local stack's RST for the connection passes, since it may be
-//!   lost, or sent before the peer's new session is confirmed.
+//!   [`PROVOKES`] times), since it may be lost, or sent before the peer's new session is
+//!   confirmed, and so may our local stack's RST: passing this gateway does not mean it reached
+//!   the remote TCP, which, a receiver with nothing to send, would then wait for ever. The
+//!   repeats end when an RST of the connection arrives from the peer: the remote TCP, closed,
+//!   answered a provoking ACK with one (RFC 793 §3.4), so it has been reset.
 //!
 //! DATA and NC-ACK frames still queued for the peer are dropped first
 //! ([`crate::output::Output::discard_coded`]): sealed in the peer's new session, a DATA frame
@@ -99,7 +102,7 @@ impl Engine {
     }
 
     /// A local segment of a reset connection: answered with an exact RST (`true`: handled).
-    /// SYNs (a new connection on the same ports) and RSTs go their usual way.
+    /// SYNs (a new connection on the same ports; the memory ends) and RSTs go their usual way.
     pub(super) fn answer_reset_conn(
         &mut self,
         now: Duration,
@@ -114,8 +117,12 @@ impl Engine {
         if !self.reset_conns.contains_key(&conn) {
             return false;
         }
-        if flags.contains(TcpFlags::SYN) || flags.contains(TcpFlags::RST) {
+        if flags.contains(TcpFlags::SYN) {
             self.reset_conns.remove(&conn);
+            return false;
+        }
+        if flags.contains(TcpFlags::RST) {
+            // Forwarded; the memory stays, as the RST may be lost (module documentation).
             return false;
         }
         if flags.contains(TcpFlags::ACK) {
@@ -132,6 +139,14 @@ impl Engine {
             }
         }
         true
+    }
+
+    /// An RST of connection `conn` from the peer: if it is a reset connection, its remote TCP
+    /// is closed, and the provoking ACKs end.
+    pub(super) fn remote_reset_seen(&mut self, conn: &ConnKey) {
+        if let Some(r) = self.reset_conns.get_mut(conn) {
+            r.left = 0;
+        }
     }
 
     fn forget_old_resets(&mut self, now: Duration) {
