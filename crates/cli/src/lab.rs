@@ -13,13 +13,14 @@ use tcpnc_lab::tunnel_mode::TunnelMode;
 use tcpnc_lab::{Lab, guard, http, measure, progress};
 
 pub use crate::lab_args::{CodingArgs, PathArgs, TransferArgs};
+use tcpnc_gateway::security::CipherSetting;
 use tcpnc_settings::{CongestionControl, PathMode, Switch};
 
 /// Arguments of `tcpnc lab`.
 #[derive(Debug, Clone, Args)]
 pub struct LabArgs {
-    /// How the gateways protect the tunnel: secure (fresh keys, Noise + ChaCha20-Poly1305;
-    /// the default, what a deployment runs) or insecure (CRC-32C integrity only).
+    /// How the gateways protect the tunnel: secure (fresh keys, Noise with an AEAD, see
+    /// `--cipher`; the default, what a deployment runs) or insecure (CRC-32C integrity only).
     #[arg(long, global = true, value_enum, default_value_t = TunnelArg::Secure)]
     pub tunnel: TunnelArg,
     /// The gateways' `tun_offload` (`on` or `off`; default: theirs, on where the kernel has
@@ -40,13 +41,18 @@ pub struct LabArgs {
     /// of cores), docs/gateway.md.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=tcpnc_gateway::config::MAX_WORKERS as i64))]
     pub workers: Option<u16>,
+    /// The gateways' `cipher` with `--tunnel secure`: auto (their default: AES-256-GCM where
+    /// the CPU has AES instructions, else ChaCha20-Poly1305), chacha20-poly1305 or
+    /// aes-256-gcm; docs/gateway.md.
+    #[arg(long, global = true, value_name = "auto|chacha20-poly1305|aes-256-gcm")]
+    pub cipher: Option<CipherSetting>,
     /// What to do.
     #[command(subcommand)]
     pub command: LabCommand,
 }
 
 /// The gateway settings every lab command takes: `--tunnel`, `--tun-offload`, `--udp-gso`,
-/// `--udp-gro`, `--workers`.
+/// `--udp-gro`, `--workers`, `--cipher`.
 #[derive(Debug, Clone, Copy)]
 pub struct LabGateways {
     /// `--tunnel`.
@@ -59,6 +65,8 @@ pub struct LabGateways {
     pub udp_gro: Option<Switch>,
     /// `--workers`.
     pub workers: Option<u16>,
+    /// `--cipher`.
+    pub cipher: Option<CipherSetting>,
 }
 
 /// `--tunnel`.
@@ -319,6 +327,11 @@ pub(crate) fn new_lab(gw: LabGateways) -> Result<Lab> {
     if let Some(n) = gw.workers {
         lab.workers = Some(usize::from(n));
     }
+    ensure!(
+        gw.cipher.is_none() || gw.tunnel == TunnelArg::Secure,
+        "--cipher needs --tunnel secure (an insecure tunnel has no cipher)"
+    );
+    lab.cipher = gw.cipher;
     Ok(lab)
 }
 
@@ -330,6 +343,7 @@ pub fn run(args: LabArgs) -> Result<()> {
         udp_gso: args.udp_gso,
         udp_gro: args.udp_gro,
         workers: args.workers,
+        cipher: args.cipher,
     };
     match args.command {
         LabCommand::Sink(a) => std::process::exit(tcpnc_lab::sink_main(

@@ -192,6 +192,9 @@ fn print_table(report: &Value, results: &[SpeedResult]) {
             ""
         }
     );
+    if let Some(c) = results.iter().find_map(|r| r.cipher) {
+        println!("tunnel cipher: {c} (--cipher)");
+    }
     for r in results {
         if let Some(why) = r.iperf3.as_ref().and_then(|v| v["skipped"].as_str()) {
             println!("iperf3 {}: skipped ({why})", r.case.label());

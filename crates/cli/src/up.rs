@@ -58,9 +58,12 @@ pub fn run(args: &UpArgs) -> Result<()> {
         return Ok(());
     }
     crate::logging::init(config.interface.operate.level());
-    if config.security == Security::Insecure {
+    match config.security {
         // A log line (journal-friendly), not a bare stderr line.
-        tracing::warn!("{INSECURE_WARNING}");
+        Security::Insecure => tracing::warn!("{INSECURE_WARNING}"),
+        Security::Keys { cipher, .. } => {
+            tracing::info!(setting = %cipher, initiates_with = %cipher.resolve(), "tunnel cipher");
+        }
     }
     anyhow::ensure!(
         args.stats_interval.is_finite() && args.stats_interval > 0.0,

@@ -58,6 +58,28 @@ fn encrypted_and_integrity_only_transfers_are_intact() {
     }
 }
 
+/// `tcpnc lab --cipher C` reaches both gateways' `cipher`: every session of the run, at both
+/// ends, is under C (the per-cipher session counters), and the transfer is intact.
+#[test]
+fn the_cipher_flag_sets_both_gateways_sessions() {
+    if !lab_capable("the_cipher_flag_sets_both_gateways_sessions") {
+        return;
+    }
+    let names = ["chacha20-poly1305", "aes-256-gcm"];
+    for (i, cipher) in names.iter().enumerate() {
+        let v = json_of(&tcpnc(&[
+            "lab", "--cipher", cipher, "run", "--bytes", "1MB", "--json",
+        ]));
+        assert_eq!(v["integrity_ok"], true, "{cipher}");
+        for side in ["client", "server"] {
+            let t = &v["gateways"][side]["tunnel"];
+            let sessions = |name: &str| t[format!("sessions_{}", name.replace('-', "_"))].as_u64();
+            assert!(sessions(cipher).unwrap() >= 1, "{cipher} {side}: {t}");
+            assert_eq!(sessions(names[1 - i]), Some(0), "{cipher} {side}: {t}");
+        }
+    }
+}
+
 /// `kill -9` of either gateway 3 s into a 20 Mbit/s transfer, restarted at once: the transfer
 /// completes intact, or both applications see a reset within 10 s of the kill (the restarted
 /// gateway's new boot id makes its peer reset every connection; docs/gateway.md, "Restarts").

@@ -150,6 +150,10 @@ pub struct RawInterface {
     /// A file holding the private key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub private_key_file: Option<String>,
+    /// The cipher of the handshakes this gateway initiates: `auto` (default),
+    /// `chacha20-poly1305` or `aes-256-gcm` ([`crate::security::CipherSetting`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher: Option<String>,
 }
 
 /// `[[peer]]` as written.

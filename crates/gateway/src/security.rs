@@ -2,20 +2,24 @@
 //!
 //! Config keys (`docs/gateway.md`): `[interface] private_key` or `private_key_file` (a key as
 //! `tcpnc genkey` prints it), or `insecure = true` (no keys: the integrity mode, CRC-32C only,
-//! for labs); `[[peer]] public_key` and optional `preshared_key`. With keys, a peer's `endpoint`
-//! is optional: it is learned from the peer's last authenticated datagram (roaming).
+//! for labs); `[[peer]] public_key` and optional `preshared_key`; with keys, `[interface]
+//! cipher` ([`CipherSetting`]). With keys, a peer's `endpoint` is optional: it is learned from
+//! the peer's last authenticated datagram (roaming).
 //!
 //! [`Envelope`] wraps every frame an engine emits and opens every datagram before an engine
 //! sees it: [`tcpnc_tunnel::integrity`] or the Noise sessions of [`tcpnc_tunnel::Tunnel`].
 
 use std::collections::{HashMap, VecDeque};
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::str::FromStr;
 use std::time::Duration;
 
 use tcpnc_tunnel::outer::{INTEGRITY_OVERHEAD, TRANSPORT_OVERHEAD};
 use tcpnc_tunnel::{
-    Arrival, Drop, DropCounters, Key, Limits, PeerKeys, Timers, Tunnel, TunnelConfig, TunnelEvent,
+    Arrival, Cipher, Drop, DropCounters, Key, Limits, PeerKeys, Timers, Tunnel, TunnelConfig,
+    TunnelEvent,
 };
 
 use crate::config::{ConfigError, Peer, RawInterface, RawPeer};
@@ -34,7 +38,76 @@ pub enum Security {
     Keys {
         /// The private key.
         private: Key,
+        /// The cipher of the handshakes this gateway initiates (`interface.cipher`).
+        cipher: CipherSetting,
     },
+}
+
+/// `[interface] cipher`: the cipher of the handshakes this gateway initiates. A gateway answers
+/// a peer's handshake in the peer's cipher whatever this says (the initiator chooses,
+/// `tcpnc_tunnel::cipher`), so two gateways with different settings always connect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CipherSetting {
+    /// `"auto"` (the default): AES-256-GCM where this CPU has AES and carry-less multiply
+    /// instructions ([`aes_is_fast`]), ChaCha20-Poly1305 elsewhere.
+    #[default]
+    Auto,
+    /// `"chacha20-poly1305"` or `"aes-256-gcm"`.
+    Only(Cipher),
+}
+
+impl CipherSetting {
+    /// The cipher this gateway initiates with on this CPU.
+    pub fn resolve(self) -> Cipher {
+        match self {
+            CipherSetting::Only(c) => c,
+            CipherSetting::Auto if aes_is_fast() => Cipher::Aes256Gcm,
+            CipherSetting::Auto => Cipher::ChaCha20Poly1305,
+        }
+    }
+}
+
+impl fmt::Display for CipherSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CipherSetting::Auto => f.write_str("auto"),
+            CipherSetting::Only(c) => c.fmt(f),
+        }
+    }
+}
+
+impl FromStr for CipherSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CipherSetting, String> {
+        match s {
+            "auto" => Ok(CipherSetting::Auto),
+            _ => s.parse().map(CipherSetting::Only).map_err(|_| {
+                format!("unknown cipher {s:?} (auto, chacha20-poly1305 or aes-256-gcm)")
+            }),
+        }
+    }
+}
+
+/// Whether this CPU runs AES-GCM in hardware (AES-NI, PCLMULQDQ and AVX on x86-64; the AES and
+/// PMULL extensions on AArch64): there `ring`'s AES-256-GCM is several times cheaper than its
+/// ChaCha20-Poly1305 (docs/speed.md, "The tunnel's cipher"); without them it is slower.
+pub fn aes_is_fast() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("aes")
+            && std::arch::is_x86_feature_detected!("pclmulqdq")
+            && std::arch::is_x86_feature_detected!("avx")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("aes")
+            && std::arch::is_aarch64_feature_detected!("pmull")
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
 }
 
 impl Security {
@@ -52,8 +125,20 @@ fn key(name: String, text: &str) -> Result<Key, ConfigError> {
         .map_err(|e| ConfigError::invalid(name, e.to_string()))
 }
 
-/// `[interface]`'s `insecure`, `private_key`, `private_key_file`.
+/// `[interface]`'s `insecure`, `private_key`, `private_key_file` and `cipher`.
 pub(crate) fn interface_security(raw: &RawInterface) -> Result<Security, ConfigError> {
+    let cipher = match raw.cipher.as_deref() {
+        None => CipherSetting::default(),
+        Some(_) if raw.insecure == Some(true) => {
+            return Err(ConfigError::invalid(
+                "interface.cipher",
+                "needs keys (insecure = true has no cipher)",
+            ));
+        }
+        Some(text) => text
+            .parse()
+            .map_err(|e: String| ConfigError::invalid("interface.cipher", e))?,
+    };
     let file = match &raw.private_key_file {
         Some(path) => Some(std::fs::read_to_string(Path::new(path)).map_err(|e| {
             ConfigError::invalid(
@@ -75,9 +160,11 @@ pub(crate) fn interface_security(raw: &RawInterface) -> Result<Security, ConfigE
         )),
         (false, Some(k), None) => Ok(Security::Keys {
             private: key("interface.private_key".into(), k)?,
+            cipher,
         }),
         (false, None, Some(k)) => Ok(Security::Keys {
             private: key("interface.private_key_file".into(), &k)?,
+            cipher,
         }),
         (false, None, None) => Err(ConfigError::invalid(
             "interface.private_key",
@@ -191,7 +278,7 @@ impl Envelope {
                 spare: Vec::new(),
                 drops: DropCounters::default(),
             }))),
-            Security::Keys { private } => {
+            Security::Keys { private, cipher } => {
                 let keys = peers
                     .iter()
                     .map(|p| PeerKeys::new(p.public_key.unwrap_or(Key([0; 32])), p.preshared_key))
@@ -208,6 +295,7 @@ impl Envelope {
                     seed,
                     unix_origin,
                     boot_id,
+                    cipher: cipher.resolve(),
                 };
                 Ok(Envelope::Secure(Box::new(Tunnel::new(
                     config,

@@ -1,7 +1,7 @@
 //! Config parsing and every validation error.
 
 use tcpnc_gateway::config::{Config, ConfigError};
-use tcpnc_gateway::security::Security;
+use tcpnc_gateway::security::{CipherSetting, Security};
 use tcpnc_proto::settings::{
     CodingMode as Mode, CodingScheme as Scheme, CoefficientTransport as Coefficients,
     RedundancyPolicy, RepairPolicy as Repair,
@@ -305,6 +305,14 @@ fn load_reports_missing_file() {
     assert!(e.to_string().contains("/nonexistent/tcpnc.toml"));
 }
 
+/// Keys with the default cipher setting.
+fn keys_auto(private: tcpnc_tunnel::Key) -> Security {
+    Security::Keys {
+        private,
+        cipher: CipherSetting::Auto,
+    }
+}
+
 /// The security keys: keys or an explicit `insecure = true`, never neither; every error names
 /// its key; with keys, `endpoint` is optional (roaming).
 #[test]
@@ -315,7 +323,7 @@ fn keys_or_explicit_insecure() {
     let expected = "dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo="
         .parse()
         .unwrap();
-    assert_eq!(c.security, Security::Keys { private: expected });
+    assert_eq!(c.security, keys_auto(expected));
     assert_eq!(c.peers[0].public_key, Some(PUB[14..58].parse().unwrap()));
     let cases: &[(&str, &str, &str, &str)] = &[
         (PRIV, "", "interface.private_key", "tcpnc genkey"),
@@ -339,6 +347,12 @@ fn keys_or_explicit_insecure() {
             "cannot read",
         ),
         (PUB, "", "peer[0].public_key", "required"),
+        (
+            PRIV,
+            &format!("{PRIV}\ncipher = \"aes-128-gcm\""),
+            "interface.cipher",
+            "unknown cipher",
+        ),
         (
             PUB,
             &format!("{PUB}\npreshared_key = \"abc\""),
@@ -374,6 +388,36 @@ fn keys_or_explicit_insecure() {
         &format!("private_key_file = \"{}\"", file.display()),
     ))
     .unwrap();
-    assert_eq!(c.security, Security::Keys { private: expected });
+    assert_eq!(c.security, keys_auto(expected));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `interface.cipher`: `auto` by default; each cipher by name; refused without keys.
+#[test]
+fn the_cipher_key_names_a_cipher_and_needs_keys() {
+    use tcpnc_tunnel::Cipher;
+    const PRIV: &str = r#"private_key = "dwdtCnMYpX08FsFyUbJmRd9ML4frwJkqsXf7pR25LCo=""#;
+    let cipher = |text: &str| match Config::parse(text).unwrap().security {
+        Security::Keys { cipher, .. } => cipher,
+        Security::Insecure => panic!("keys expected"),
+    };
+    assert_eq!(cipher(EXAMPLE), CipherSetting::Auto);
+    for (name, want) in [
+        ("auto", CipherSetting::Auto),
+        (
+            "chacha20-poly1305",
+            CipherSetting::Only(Cipher::ChaCha20Poly1305),
+        ),
+        ("aes-256-gcm", CipherSetting::Only(Cipher::Aes256Gcm)),
+    ] {
+        let text = replaced(PRIV, &format!("{PRIV}\ncipher = \"{name}\""));
+        assert_eq!(cipher(&text), want);
+        assert_eq!(want.to_string(), name);
+    }
+    let insecure = replaced(PRIV, "insecure = true\ncipher = \"aes-256-gcm\"").replace(
+        r#"public_key = "3p7bfXt9wbTTW2HC7OQ1Nz+DQ8hbeGdNrfx+FG+IK08=""#,
+        "",
+    );
+    let (k, r) = invalid(&insecure);
+    assert_eq!(k, "interface.cipher", "{r}");
 }

@@ -16,6 +16,7 @@ use crate::guard::ScratchDir;
 use crate::netns::{self, Proto, in_netns};
 use serde::Serialize;
 use tcpnc_gateway::config::RawConfig;
+use tcpnc_gateway::security::CipherSetting;
 use tcpnc_gateway::stats::Snapshot;
 
 use crate::fault::{GatewayFault, GatewaySide};
@@ -78,6 +79,8 @@ pub struct Lab {
     pub udp_gro: Option<bool>,
     /// The gateways' `workers` (default 1, docs/gateway.md "Engine workers"; `None`: theirs).
     pub workers: Option<usize>,
+    /// The gateways' `cipher` with keys (their default, `auto`, when `None`).
+    pub cipher: Option<CipherSetting>,
     dir: ScratchDir,
     runs: AtomicU32,
 }
@@ -99,6 +102,7 @@ impl Lab {
             udp_gso: None,
             udp_gro: None,
             workers: Some(1),
+            cipher: None,
             dir,
             runs: AtomicU32::new(0),
         })
@@ -270,6 +274,7 @@ impl<'a> Session<'a> {
                 config.interface.insecure = None;
                 config.interface.private_key_file = Some(files[i].display().to_string());
                 config.peer[0].public_key = Some(publics[1 - i].to_string());
+                config.interface.cipher = lab.cipher.map(|c| c.to_string());
             }
             let file = write_config(lab, name, &config)?;
             let child = start_gateway(lab, name, ns, &file, &stats)?;

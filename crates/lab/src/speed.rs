@@ -31,6 +31,7 @@ use serde_json::Value;
 pub use tcpnc_gateway::stats::GatewayDrops;
 use tcpnc_gateway::stats::{GatewayCounters, Snapshot};
 use tcpnc_settings::{PathMode, PathSpec, PolicyOverrides, RedundancyPolicy, Switch};
+use tcpnc_tunnel::Cipher;
 
 use crate::error::{LabError, Result};
 use crate::iperf::run_iperf3;
@@ -151,6 +152,9 @@ pub struct SpeedResult {
     pub udp_gro: bool,
     /// The engine workers each gateway ran (`workers`; the client's, the server's).
     pub workers: [usize; 2],
+    /// The cipher of the client gateway's tunnel sessions (`chacha20-poly1305`,
+    /// `aes-256-gcm`, `mixed`; `null` without keys): `--cipher` as the gateways resolved it.
+    pub cipher: Option<&'static str>,
     /// The gateways' final counters (`{"client": .., "server": ..}`).
     pub gateways: Value,
     /// iperf3's figures in a second session of the same case (with `--iperf3`), or
@@ -245,10 +249,28 @@ fn run_case(
         udp_gso: g.client.udp_gso && g.server.udp_gso,
         udp_gro: g.client.udp_gro && g.server.udp_gro,
         workers: [g.client.workers, g.server.workers],
+        cipher: session_cipher(&g.client.tunnel),
         gateways: serde_json::to_value(&g).unwrap_or(Value::Null),
         iperf3,
         profile,
     })
+}
+
+/// The cipher of the sessions a gateway's tunnel counters (`sessions_<cipher>`) show.
+fn session_cipher(tunnel: &Value) -> Option<&'static str> {
+    let used: Vec<&'static str> = Cipher::ALL
+        .into_iter()
+        .map(Cipher::name)
+        .filter(|name| {
+            let key = format!("sessions_{}", name.replace('-', "_"));
+            tunnel.get(&key).and_then(Value::as_u64).unwrap_or(0) > 0
+        })
+        .collect();
+    match used.as_slice() {
+        [] => None,
+        [one] => Some(one),
+        _ => Some("mixed"),
+    }
 }
 
 /// A second session of `case` whose built-in transfer runs under `perf record` of the client
@@ -418,6 +440,7 @@ mod tests {
             udp_gso: true,
             udp_gro: true,
             workers: [1, 1],
+            cipher: None,
             gateways: Value::Null,
             iperf3: None,
             profile: None,
@@ -433,6 +456,18 @@ mod tests {
         assert_eq!(v["iperf3"]["skipped"], "iperf3 is not installed");
         assert_eq!(v["profile"]["skipped"], "perf is not installed");
         assert_eq!(v["window"], 12);
+    }
+
+    /// The cipher a run used is read from the tunnel's per-cipher session counters.
+    #[test]
+    fn the_session_cipher_comes_from_the_tunnel_counters() {
+        let t =
+            |c, a| serde_json::json!({"sessions_chacha20_poly1305": c, "sessions_aes_256_gcm": a});
+        assert_eq!(session_cipher(&t(0, 2)), Some("aes-256-gcm"));
+        assert_eq!(session_cipher(&t(1, 0)), Some("chacha20-poly1305"));
+        assert_eq!(session_cipher(&t(1, 1)), Some("mixed"));
+        assert_eq!(session_cipher(&t(0, 0)), None);
+        assert_eq!(session_cipher(&serde_json::json!({"drops": {}})), None);
     }
 
     fn snapshot(queue_drops: u64, engine: Value) -> Snapshot {

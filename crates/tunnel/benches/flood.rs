@@ -10,8 +10,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use tcpnc_tunnel::handshake::{initiate, tai64n};
-use tcpnc_tunnel::{Key, Limits, PeerKeys, Received, Timers, Tunnel, TunnelConfig};
+use tcpnc_tunnel::handshake::{InitiationFields, initiate, tai64n};
+use tcpnc_tunnel::{Cipher, Key, Limits, PeerKeys, Received, Timers, Tunnel, TunnelConfig};
 
 fn tunnel(private: Key, peer: Key, limits: Limits) -> Tunnel {
     let config = TunnelConfig {
@@ -22,6 +22,7 @@ fn tunnel(private: Key, peer: Key, limits: Limits) -> Tunnel {
         seed: 1,
         unix_origin: Duration::from_secs(1_700_000_000),
         boot_id: 1,
+        cipher: Cipher::default(),
     };
     Tunnel::new(config, Duration::ZERO).unwrap()
 }
@@ -96,13 +97,17 @@ fn bench(c: &mut Criterion) {
     });
     let stranger = Key::generate().unwrap();
     let stamp = tai64n(Duration::from_secs(1_700_000_001));
+    let fields = InitiationFields {
+        sender: 1,
+        timestamp: stamp,
+        boot_id: 1,
+        cipher: Cipher::default(),
+    };
     let (_, bad_mac) = initiate(
         &stranger,
         &stranger.public().unwrap(),
         &Key([0; 32]),
-        1,
-        stamp,
-        1,
+        fields,
         None,
     )
     .unwrap();
@@ -112,8 +117,7 @@ fn bench(c: &mut Criterion) {
                 .is_err()
         })
     });
-    let (_, valid) =
-        initiate(&ka, &kb.public().unwrap(), &Key([0; 32]), 1, stamp, 1, None).unwrap();
+    let (_, valid) = initiate(&ka, &kb.public().unwrap(), &Key([0; 32]), fields, None).unwrap();
     let limits = Limits {
         global_rate: 0.0,
         global_burst: 0.0,

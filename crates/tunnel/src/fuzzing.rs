@@ -26,6 +26,7 @@ fn responder() -> Tunnel {
         seed: 1,
         unix_origin: Duration::from_secs(1_700_000_000),
         boot_id: 7,
+        cipher: crate::Cipher::default(),
     };
     Tunnel::new(config, Duration::ZERO).expect("tunnel")
 }

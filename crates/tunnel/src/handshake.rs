@@ -1,6 +1,6 @@
 //! The handshake: Noise `IKpsk2` (Noise Protocol Framework rev. 34, §7.5 and §9; the pattern
-//! WireGuard uses) with Curve25519, ChaCha20-Poly1305 and BLAKE2s from the `snow` crate, two
-//! messages, one round trip. The initiator knows the responder's static key in advance (IK); the
+//! WireGuard uses) with Curve25519, ChaCha20-Poly1305 or AES-256-GCM (the initiator's
+//! [`Cipher`]) and BLAKE2s from the `snow` crate, two messages, one round trip. The initiator knows the responder's static key in advance (IK); the
 //! responder learns the initiator's static key from message 1 and looks it up among its peers;
 //! the optional preshared key (all zero when absent) is mixed in at the end of message 2.
 //!
@@ -17,6 +17,7 @@ use blake2::digest::{KeyInit, Mac};
 use blake2::{Blake2s256, Blake2sMac, Digest};
 use snow::{Builder, HandshakeState, StatelessTransportState};
 
+use crate::cipher::Cipher;
 use crate::error::{Drop, KeyError};
 use crate::keys::Key;
 use crate::outer::{
@@ -24,8 +25,6 @@ use crate::outer::{
     TYPE_RESPONSE,
 };
 
-/// The Noise protocol name.
-pub const NOISE_PARAMS: &str = "Noise_IKpsk2_25519_ChaChaPoly_BLAKE2s";
 /// The prologue both sides mix in: a peer speaking another tunnel version fails the handshake.
 pub const PROLOGUE: &[u8] = b"tcpnc tunnel v1";
 /// Bytes of the TAI64N timestamp in message 1.
@@ -69,9 +68,10 @@ fn noise(e: snow::Error) -> KeyError {
     KeyError::Noise(e.to_string())
 }
 
-/// The crypto of `snow`: `ring`'s assembly ChaCha20-Poly1305 where it has one, `snow`'s own
-/// implementations (Curve25519, BLAKE2s, and ChaCha20-Poly1305 as fallback) for the rest.
-/// Both implement RFC 8439, so the bytes are the same (the golden vectors check it).
+/// The crypto of `snow`: `ring`'s assembly ChaCha20-Poly1305 and AES-256-GCM where it has
+/// them (AES-256-GCM only from `ring`), `snow`'s own implementations (Curve25519, BLAKE2s, and
+/// ChaCha20-Poly1305 as fallback) for the rest. Both ChaCha20-Poly1305s implement RFC 8439, so
+/// the bytes are the same (the golden vectors check it).
 fn resolver() -> snow::resolvers::BoxedCryptoResolver {
     use snow::resolvers::{DefaultResolver, FallbackResolver, RingResolver};
     Box::new(FallbackResolver::new(
@@ -80,8 +80,8 @@ fn resolver() -> snow::resolvers::BoxedCryptoResolver {
     ))
 }
 
-fn builder<'a>(local: &'a Key) -> Result<Builder<'a>, KeyError> {
-    let params = NOISE_PARAMS.parse().map_err(noise)?;
+fn builder(local: &Key, cipher: Cipher) -> Result<Builder<'_>, KeyError> {
+    let params = cipher.noise_params().parse().map_err(noise)?;
     Builder::with_resolver(params, resolver())
         .local_private_key(&local.0)
         .and_then(|b| b.prologue(PROLOGUE))
@@ -93,6 +93,22 @@ pub struct Initiator {
     hs: HandshakeState,
     /// Our session index (the responder's `receiver`).
     pub sender: u32,
+    /// The cipher of the handshake and of the session it makes.
+    pub cipher: Cipher,
+}
+
+/// What an initiation carries besides the keys: our session index, the TAI64N timestamp, our
+/// boot id and the cipher.
+#[derive(Debug, Clone, Copy)]
+pub struct InitiationFields {
+    /// Our session index.
+    pub sender: u32,
+    /// The TAI64N timestamp ([`tai64n`]).
+    pub timestamp: [u8; TIMESTAMP_LEN],
+    /// Our boot id.
+    pub boot_id: u64,
+    /// The cipher of the handshake and of its session.
+    pub cipher: Cipher,
 }
 
 /// Starts a handshake to `remote`: the initiation datagram and the state to finish it.
@@ -101,12 +117,16 @@ pub fn initiate(
     local: &Key,
     remote: &Key,
     psk: &Key,
-    sender: u32,
-    timestamp: [u8; TIMESTAMP_LEN],
-    boot_id: u64,
+    f: InitiationFields,
     ephemeral: Option<&Key>,
 ) -> Result<(Initiator, Vec<u8>), KeyError> {
-    let mut b = builder(local)?
+    let InitiationFields {
+        sender,
+        timestamp,
+        boot_id,
+        cipher,
+    } = f;
+    let mut b = builder(local, cipher)?
         .remote_public_key(&remote.0)
         .and_then(|b| b.psk(2, &psk.0))
         .map_err(noise)?;
@@ -126,7 +146,7 @@ pub fn initiate(
     debug_assert_eq!(n, NOISE_INIT_LEN);
     let mac = mac1(&mac1_key(remote), &msg);
     msg.extend_from_slice(&mac);
-    Ok((Initiator { hs, sender }, msg))
+    Ok((Initiator { hs, sender, cipher }, msg))
 }
 
 /// A message 1 that passed Noise: who sent it and when, and the state to answer it.
@@ -140,16 +160,33 @@ pub struct Accepted {
     pub boot_id: u64,
     /// The initiator's session index.
     pub sender: u32,
+    /// The initiator's cipher, which the response and the session use.
+    pub cipher: Cipher,
 }
 
-/// Reads message 1 (mac1 already checked by the caller): two DH operations.
-/// `ephemeral` fixes the responder's ephemeral key (golden vectors only).
+/// Reads message 1 (mac1 already checked by the caller) under each cipher of `ciphers` in
+/// turn until one authenticates it (the initiator chooses, [`crate::cipher`]): two DH
+/// operations per cipher tried. `ephemeral` fixes the responder's ephemeral key (golden vectors
+/// only).
 pub fn read_initiation(
     local: &Key,
     m: &Initiation<'_>,
+    ciphers: &[Cipher],
     ephemeral: Option<&Key>,
 ) -> Result<Accepted, Drop> {
-    let mut b = builder(local).map_err(|_| Drop::HandshakeFailed)?;
+    ciphers
+        .iter()
+        .find_map(|&c| read_initiation_as(local, m, c, ephemeral).ok())
+        .ok_or(Drop::HandshakeFailed)
+}
+
+fn read_initiation_as(
+    local: &Key,
+    m: &Initiation<'_>,
+    cipher: Cipher,
+    ephemeral: Option<&Key>,
+) -> Result<Accepted, Drop> {
+    let mut b = builder(local, cipher).map_err(|_| Drop::HandshakeFailed)?;
     if let Some(e) = ephemeral {
         b = b.fixed_ephemeral_key_for_testing_only(&e.0);
     }
@@ -175,6 +212,7 @@ pub fn read_initiation(
         timestamp,
         boot_id: u64::from_be_bytes(boot),
         sender: m.sender,
+        cipher,
     })
 }
 

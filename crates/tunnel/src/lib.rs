@@ -6,18 +6,21 @@
 //! * **Integrity mode** ([`integrity`], config `insecure = true`): `[0x11] ++ frame ++ CRC-32C`;
 //!   corrupted or truncated frames are dropped before parsing. No protection against an attacker.
 //! * **Keys** ([`Tunnel`]): a Noise `IKpsk2` handshake ([`handshake`], via `snow`) between static
-//!   Curve25519 keys ([`keys`]), then ChaCha20-Poly1305 transport datagrams with an explicit
+//!   Curve25519 keys ([`keys`]), then ChaCha20-Poly1305 or AES-256-GCM ([`cipher`]) transport
+//!   datagrams with an explicit
 //!   64-bit counter ([`session`]) and an RFC 6479 replay window ([`replay`]); WireGuard's rekey
 //!   and retry timers; a handshake rate limit ([`limiter`]). Unauthenticated datagrams are
 //!   dropped (counted by reason, [`Drop`]) and never answered.
 //!
 //! Sans-IO like the protocol core: time is passed in; only key generation and Noise ephemeral
 //! keys use the operating system's random source (through `snow`). No cryptography is
-//! implemented here: Curve25519, ChaCha20-Poly1305 and BLAKE2s come from `snow` and `blake2`.
+//! implemented here: Curve25519, ChaCha20-Poly1305, AES-256-GCM and BLAKE2s come from `snow`
+//! (with `ring`) and `blake2`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod cipher;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -29,11 +32,14 @@ pub mod outer;
 mod peer;
 pub mod replay;
 pub mod session;
+mod stats;
 mod tunnel;
 
+pub use cipher::Cipher;
 pub use error::{Drop, DropCounters, KeyError};
 pub use keys::Key;
 pub use limiter::Limits;
 pub use peer::PeerKeys;
 pub use session::Timers;
-pub use tunnel::{Arrival, Received, Transmit, Tunnel, TunnelConfig, TunnelEvent, TunnelStats};
+pub use stats::TunnelStats;
+pub use tunnel::{Arrival, Received, Transmit, Tunnel, TunnelConfig, TunnelEvent};

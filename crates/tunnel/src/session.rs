@@ -1,11 +1,13 @@
-//! One transport session: the two ChaCha20-Poly1305 keys a handshake produced (snow's stateless
-//! transport: the nonce is the explicit 64-bit counter of each datagram), the session indices,
+//! One transport session: the two AEAD keys a handshake produced, under its [`Cipher`] (snow's
+//! stateless transport: the nonce is the explicit 64-bit counter of each datagram), the indices,
 //! the send counter and the receive replay window; and the time rules (WireGuard §6.1-6.2:
 //! REKEY_AFTER_TIME, REJECT_AFTER_TIME, REKEY_AFTER_MESSAGES, REJECT_AFTER_MESSAGES, ...).
 
 use std::time::Duration;
 
 use snow::StatelessTransportState;
+
+use crate::cipher::Cipher;
 
 use crate::error::Drop;
 use crate::outer::{TAG_LEN, TRANSPORT_HEADER, transport_header};
@@ -70,6 +72,8 @@ pub struct Session {
     pub created: Duration,
     /// Whether we initiated the handshake (only the initiator rekeys on time).
     pub initiator: bool,
+    /// The handshake's cipher, which `keys` use (the default until the tunnel sets it).
+    pub cipher: Cipher,
     next_counter: u64,
     replay: ReplayWindow,
 }
@@ -85,6 +89,7 @@ impl Session {
     ) -> Self {
         Session {
             initiator: keys.is_initiator(),
+            cipher: Cipher::default(),
             keys,
             local,
             remote,

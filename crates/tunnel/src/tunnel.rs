@@ -17,13 +17,15 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::error::{Drop, DropCounters, KeyError};
+use crate::cipher::Cipher;
+use crate::error::{Drop, KeyError};
 use crate::handshake::{self, mac1_key, mac1_ok, tai64n};
 use crate::keys::Key;
 use crate::limiter::{Limiter, Limits};
 use crate::outer::{self, Initiation, Outer, Response, Transport};
 use crate::peer::{Peer, PeerKeys, Pending, Slot};
 use crate::session::{Session, Timers};
+use crate::stats::TunnelStats;
 
 /// How a [`Tunnel`] is set up.
 #[derive(Debug, Clone)]
@@ -43,6 +45,9 @@ pub struct TunnelConfig {
     /// This process's boot id (random per start): peers learn from a new one that we
     /// restarted.
     pub boot_id: u64,
+    /// The cipher of the handshakes we initiate, and the one tried first on a peer's
+    /// initiation (the initiator chooses: [`crate::cipher`]).
+    pub cipher: Cipher,
 }
 
 /// What the tunnel tells its driver.
@@ -102,62 +107,6 @@ pub enum Received {
     },
 }
 
-/// Counters beyond the drops.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TunnelStats {
-    /// Why datagrams were dropped.
-    pub drops: DropCounters,
-    /// Initiations sent (first attempts and retries).
-    pub initiations_sent: u64,
-    /// Initiations sent as retries.
-    pub initiation_retries: u64,
-    /// Handshakes given up after REKEY_ATTEMPT_TIME.
-    pub handshakes_given_up: u64,
-    /// Responses sent.
-    pub responses_sent: u64,
-    /// Handshakes completed as initiator.
-    pub sessions_initiated: u64,
-    /// Responder sessions confirmed by the peer's first datagram.
-    pub sessions_confirmed: u64,
-    /// Peer restarts seen (boot id changed).
-    pub peer_restarts: u64,
-    /// Transport datagrams sealed.
-    pub sealed: u64,
-    /// Transport datagrams opened (authenticated).
-    pub opened: u64,
-    /// Empty keepalives sent.
-    pub keepalives_sent: u64,
-    /// Empty keepalives received.
-    pub keepalives_received: u64,
-    /// Frames dropped because the staging queue was full.
-    pub staged_drops: u64,
-    /// Initiations that could not be built (no random source).
-    pub initiation_errors: u64,
-}
-
-impl TunnelStats {
-    /// `(name, value)` pairs; drop reasons as `drops.<reason>`.
-    pub fn pairs(&self) -> Vec<(&'static str, u64)> {
-        let mut v: Vec<(&'static str, u64)> = vec![
-            ("initiations_sent", self.initiations_sent),
-            ("initiation_retries", self.initiation_retries),
-            ("handshakes_given_up", self.handshakes_given_up),
-            ("responses_sent", self.responses_sent),
-            ("sessions_initiated", self.sessions_initiated),
-            ("sessions_confirmed", self.sessions_confirmed),
-            ("peer_restarts", self.peer_restarts),
-            ("sealed", self.sealed),
-            ("opened", self.opened),
-            ("keepalives_sent", self.keepalives_sent),
-            ("keepalives_received", self.keepalives_received),
-            ("staged_drops", self.staged_drops),
-            ("initiation_errors", self.initiation_errors),
-        ];
-        v.extend(self.drops.pairs());
-        v
-    }
-}
-
 /// The key and session machine (see the module documentation).
 pub struct Tunnel {
     private: Key,
@@ -169,6 +118,7 @@ pub struct Tunnel {
     index_state: u64,
     unix_origin: Duration,
     boot_id: u64,
+    cipher: Cipher,
     out: VecDeque<Transmit>,
     /// Buffers of sent datagrams, sealed into again.
     spare: Vec<Vec<u8>>,
@@ -190,6 +140,7 @@ impl Tunnel {
             index_state: c.seed,
             unix_origin: c.unix_origin,
             boot_id: c.boot_id,
+            cipher: c.cipher,
             out: VecDeque::new(),
             spare: Vec::new(),
             events: VecDeque::new(),
@@ -334,15 +285,13 @@ impl Tunnel {
         let sender = self.new_index(peer);
         let p = &self.peers[peer];
         let stamp = tai64n(self.unix_origin + now);
-        match handshake::initiate(
-            &self.private,
-            &p.keys.public,
-            &p.keys.psk,
+        let fields = handshake::InitiationFields {
             sender,
-            stamp,
-            self.boot_id,
-            None,
-        ) {
+            timestamp: stamp,
+            boot_id: self.boot_id,
+            cipher: self.cipher,
+        };
+        match handshake::initiate(&self.private, &p.keys.public, &p.keys.psk, fields, None) {
             Ok((init, datagram)) => {
                 let interval = self.timers.retry_initial;
                 self.peers[peer].pending = Some(Pending {
@@ -456,6 +405,7 @@ impl Tunnel {
                     .saturating_sub(t.keepalive_timeout + t.rekey_timeout);
         self.stats.opened += 1;
         if slot == Slot::Next {
+            self.stats.session_under(session.cipher);
             let freed = p.confirm_next();
             self.stats.sessions_confirmed += 1;
             self.free(freed);
@@ -491,7 +441,7 @@ impl Tunnel {
         if !self.limiter.allow(now, from.ip()) {
             return Err(Drop::RateLimited);
         }
-        let a = handshake::read_initiation(&self.private, m, None)?;
+        let a = handshake::read_initiation(&self.private, m, &self.cipher.preference(), None)?;
         let peer = self
             .peers
             .iter()
@@ -503,7 +453,7 @@ impl Tunnel {
         {
             return Err(Drop::StaleInitiation);
         }
-        let (timestamp, boot_id) = (a.timestamp, a.boot_id);
+        let (timestamp, boot_id, cipher) = (a.timestamp, a.boot_id, a.cipher);
         let remote = a.sender;
         let sender = self.new_index(peer);
         let psk = self.peers[peer].keys.psk;
@@ -518,7 +468,9 @@ impl Tunnel {
         p.last_timestamp = Some(timestamp);
         self.note_boot(peer, boot_id);
         let p = &mut self.peers[peer];
-        let displaced = p.install_next(Session::new(keys, sender, remote, now, &self.timers));
+        let mut session = Session::new(keys, sender, remote, now, &self.timers);
+        session.cipher = cipher;
+        let displaced = p.install_next(session);
         self.free(displaced);
         self.stats.responses_sent += 1;
         self.out.push_back(Transmit { peer, datagram });
@@ -548,7 +500,7 @@ impl Tunnel {
             .pending
             .take()
             .ok_or(Drop::UnexpectedResponse)?;
-        let local = pending.init.sender;
+        let (local, cipher) = (pending.init.sender, pending.init.cipher);
         let (keys, boot_id) = match handshake::read_response(pending.init, m) {
             Ok(k) => k,
             Err(e) => {
@@ -561,10 +513,12 @@ impl Tunnel {
             }
         };
         self.note_boot(peer, boot_id);
-        let session = Session::new(keys, local, m.sender, now, &self.timers);
+        let mut session = Session::new(keys, local, m.sender, now, &self.timers);
+        session.cipher = cipher;
         let freed = self.peers[peer].install_current(session);
         self.free(freed);
         self.stats.sessions_initiated += 1;
+        self.stats.session_under(cipher);
         if !self.flush_staged(now, peer) {
             // Confirms the session to the responder, which sends on it only once it is used.
             self.stats.keepalives_sent += 1;

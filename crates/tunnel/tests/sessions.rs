@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use tcpnc_tunnel::{
-    Drop, Key, Limits, PeerKeys, Received, Timers, Transmit, Tunnel, TunnelConfig, TunnelEvent,
+    Cipher, Drop, Key, Limits, PeerKeys, Received, Timers, Transmit, Tunnel, TunnelConfig,
+    TunnelEvent,
 };
 
 const A_ADDR: &str = "192.0.2.1:5000";
@@ -26,7 +27,7 @@ struct Pair {
     b_key: Key,
 }
 
-fn config(private: Key, peer: Key, timers: Timers, seed: u64) -> TunnelConfig {
+fn config(private: Key, peer: Key, timers: Timers, seed: u64, cipher: Cipher) -> TunnelConfig {
     TunnelConfig {
         private,
         peers: vec![PeerKeys::new(peer, None)],
@@ -35,18 +36,24 @@ fn config(private: Key, peer: Key, timers: Timers, seed: u64) -> TunnelConfig {
         seed,
         unix_origin: Duration::from_secs(1_700_000_000),
         boot_id: seed,
+        cipher,
     }
 }
 
 fn pair(timers: Timers) -> Pair {
+    pair_preferring(timers, Cipher::default(), Cipher::default())
+}
+
+/// A pair whose tunnels prefer ciphers `ca` and `cb`.
+fn pair_preferring(timers: Timers, ca: Cipher, cb: Cipher) -> Pair {
     let (a_key, b_key) = (Key::generate().unwrap(), Key::generate().unwrap());
     let a = Tunnel::new(
-        config(a_key, b_key.public().unwrap(), timers, 1),
+        config(a_key, b_key.public().unwrap(), timers, 1, ca),
         Duration::ZERO,
     )
     .unwrap();
     let b = Tunnel::new(
-        config(b_key, a_key.public().unwrap(), timers, 2),
+        config(b_key, a_key.public().unwrap(), timers, 2, cb),
         Duration::ZERO,
     )
     .unwrap();
@@ -99,6 +106,30 @@ fn handshake_then_frames_both_ways_and_staged_frames_are_delivered() {
     assert_eq!(p.a.stats().drops.total() + p.b.stats().drops.total(), 0);
 }
 
+/// The initiator chooses the cipher: tunnels preferring different ones connect either way, and
+/// the session is in the initiator's (counted at both ends).
+#[test]
+fn tunnels_preferring_different_ciphers_connect_in_the_initiators() {
+    for (ca, cb) in [
+        (Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305),
+        (Cipher::ChaCha20Poly1305, Cipher::Aes256Gcm),
+        (Cipher::Aes256Gcm, Cipher::Aes256Gcm),
+    ] {
+        let mut p = pair_preferring(Timers::default(), ca, cb);
+        p.a.send(ms(0), 0, b"first");
+        let (_, at_b) = exchange(&mut p, ms(1));
+        assert_eq!(at_b, vec![b"first".to_vec()], "{ca} to {cb}");
+        p.b.send(ms(2), 0, b"reply");
+        let (at_a, _) = exchange(&mut p, ms(2));
+        assert_eq!(at_a, vec![b"reply".to_vec()], "{ca} to {cb}");
+        let aes = |t: &Tunnel| t.stats().sessions_aes_256_gcm;
+        let chacha = |t: &Tunnel| t.stats().sessions_chacha20_poly1305;
+        let want = u64::from(ca == Cipher::Aes256Gcm);
+        assert_eq!((aes(&p.a), aes(&p.b)), (want, want), "{ca} to {cb}");
+        assert_eq!((chacha(&p.a), chacha(&p.b)), (1 - want, 1 - want));
+    }
+}
+
 #[test]
 fn replays_tampering_truncation_and_garbage_are_dropped_unanswered() {
     let mut p = pair(Timers::default());
@@ -149,7 +180,13 @@ fn a_replayed_initiation_is_stale_and_unanswered() {
     // A stranger that knows B's public key but is no peer.
     let stranger = Key::generate().unwrap();
     let mut s = Tunnel::new(
-        config(stranger, p.b_key.public().unwrap(), Timers::default(), 9),
+        config(
+            stranger,
+            p.b_key.public().unwrap(),
+            Timers::default(),
+            9,
+            Cipher::default(),
+        ),
         ms(0),
     )
     .unwrap();
@@ -255,7 +292,13 @@ fn a_restarted_peer_is_rehandshaken_within_the_dead_peer_time() {
     exchange(&mut p, ms(0));
     // B restarts: new tunnel, same key, no sessions.
     p.b = Tunnel::new(
-        config(p.b_key, p.a_key.public().unwrap(), timers, 3),
+        config(
+            p.b_key,
+            p.a_key.public().unwrap(),
+            timers,
+            3,
+            Cipher::default(),
+        ),
         ms(100),
     )
     .unwrap();
@@ -312,9 +355,14 @@ fn a_handshake_flood_is_rate_limited_and_state_stays_bounded() {
     for i in 0..2000u64 {
         let now = ms(i);
         let stamp = tcpnc_tunnel::handshake::tai64n(Duration::from_secs(1_700_000_000) + now);
+        let fields = tcpnc_tunnel::handshake::InitiationFields {
+            sender: i as u32,
+            timestamp: stamp,
+            boot_id: 1,
+            cipher: tcpnc_tunnel::Cipher::default(),
+        };
         let (_, init) =
-            tcpnc_tunnel::handshake::initiate(&p.a_key, &b_pub, &psk, i as u32, stamp, 1, None)
-                .unwrap();
+            tcpnc_tunnel::handshake::initiate(&p.a_key, &b_pub, &psk, fields, None).unwrap();
         let from: SocketAddr = format!("10.{}.{}.1:9", i % 200, i / 200).parse().unwrap();
         if p.b.receive(now, from, &init).is_ok() {
             answered += 1;
