@@ -376,6 +376,30 @@ const ENVELOPE_EXPECTED: &[(&str, &[(&str, &str)])] = &[
             ("tcpnc.envelope.counter", "0"),
         ],
     ),
+    // The AES-256-GCM vectors: the same envelope fields (the cipher changes no header byte).
+    (
+        "aes-initiation",
+        &[
+            ("tcpnc.envelope.type", "0x21"),
+            ("tcpnc.envelope.sender_index", "0x01020304"),
+        ],
+    ),
+    (
+        "aes-response",
+        &[
+            ("tcpnc.envelope.type", "0x22"),
+            ("tcpnc.envelope.sender_index", "0x0a0b0c0d"),
+            ("tcpnc.envelope.receiver_index", "0x01020304"),
+        ],
+    ),
+    (
+        "aes-transport-keepalive-0",
+        &[
+            ("tcpnc.envelope.type", "0x24"),
+            ("tcpnc.envelope.receiver_index", "0x0a0b0c0d"),
+            ("tcpnc.envelope.counter", "0"),
+        ],
+    ),
 ];
 
 #[test]
