@@ -12,6 +12,11 @@ use tcpnc_wire::FrameRepr;
 const C_ISN: u32 = 1000;
 const S_ISN: u32 = 9000;
 
+/// A pure ACK from the client's TCP (seq `seq`, ack `ack`).
+fn client_ack(seq: u32, ack: u32) -> Vec<u8> {
+    segment(&client_to_server(), seq, ack, TcpFlags::ACK, 1000, &[], &[])
+}
+
 fn cross(from: &mut Engine, to: &mut Engine) {
     while let Some(d) = from.poll_transmit() {
         to.handle_datagram(ms(0), &d);
@@ -113,18 +118,7 @@ fn later_local_segments_of_a_reset_connection_get_exact_rsts() {
     locals(&mut a);
     while a.poll_transmit().is_some() {}
     // A challenge ACK (or a retransmission) from the client: answered with seq = its ACK.
-    a.handle_local(
-        ms(20),
-        &segment(
-            &client_to_server(),
-            C_ISN + 201,
-            S_ISN + 77,
-            TcpFlags::ACK,
-            1000,
-            &[],
-            &[],
-        ),
-    );
+    a.handle_local(ms(20), &client_ack(C_ISN + 201, S_ISN + 77));
     let got = locals(&mut a);
     let rst = TcpPacket::parse(&got[0]).unwrap();
     assert_eq!(
@@ -145,18 +139,7 @@ fn later_local_segments_of_a_reset_connection_get_exact_rsts() {
     locals(&mut a);
     while a.poll_transmit().is_some() {}
     let late = tcpnc_proto::engine::RESET_MEMORY + ms(1);
-    a.handle_local(
-        late,
-        &segment(
-            &client_to_server(),
-            C_ISN + 201,
-            S_ISN + 1,
-            TcpFlags::ACK,
-            1000,
-            &[],
-            &[],
-        ),
-    );
+    a.handle_local(late, &client_ack(C_ISN + 201, S_ISN + 1));
     assert!(locals(&mut a).is_empty());
 }
 
@@ -193,18 +176,7 @@ fn the_provoking_ack_is_repeated_until_the_remote_end_is_reset() {
         "provoked again after the local RST"
     );
     // A later local segment of the connection is still answered with an RST.
-    a.handle_local(
-        ms(2050),
-        &segment(
-            &client_to_server(),
-            C_ISN + 201,
-            S_ISN + 1,
-            TcpFlags::ACK,
-            1000,
-            &[],
-            &[],
-        ),
-    );
+    a.handle_local(ms(2050), &client_ack(C_ISN + 201, S_ISN + 1));
     assert_eq!(locals(&mut a).len(), 1);
     // The remote TCP, reset, answers the next provoking ACK with an RST: the repeats end.
     let remote_rst = segment(
