@@ -1,7 +1,8 @@
 //! The handshake: Noise `IKpsk2` (Noise Protocol Framework rev. 34, §7.5 and §9; the pattern
 //! WireGuard uses) with Curve25519, ChaCha20-Poly1305 or AES-256-GCM (the initiator's
-//! [`Cipher`]) and BLAKE2s from the `snow` crate, two messages, one round trip. The initiator knows the responder's static key in advance (IK); the
-//! responder learns the initiator's static key from message 1 and looks it up among its peers;
+//! [`Cipher`]) and BLAKE2s from the `snow` crate, two messages, one round trip. The initiator
+//! knows the responder's static key in advance (IK); the responder learns the initiator's
+//! static key from message 1 and looks it up among its peers;
 //! the optional preshared key (all zero when absent) is mixed in at the end of message 2.
 //!
 //! Message 1 carries a 12-byte TAI64N timestamp (seconds + 2^62, nanoseconds; big-endian) so a
