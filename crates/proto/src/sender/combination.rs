@@ -135,6 +135,12 @@ impl SenderHalf {
     /// packet ends the compact range form of a window reaching past it, docs/wire.md).
     /// The last `uncounted` of them are left out of the deficit repair's in-flight accounting.
     pub(super) fn send_tail_repairs(&mut self, cx: &mut Context<'_>, count: u32, uncounted: u32) {
+        // Sizing the range costs a scan per width tried (up to 255): not for nothing. Most
+        // pauses of a fast, clean path grant no repair (2 % of a sending gateway's samples at
+        // 1.4 Gbit/s, docs/speed.md "The tunnel's cipher").
+        if count == 0 {
+            return;
+        }
         let Some(range) = self.newest_fitting(cx.config.tunnel_mtu) else {
             return;
         };
