@@ -256,15 +256,12 @@ fn run_case(
     })
 }
 
-/// The cipher of the sessions a gateway's tunnel counters (`sessions_<cipher>`) show.
+/// The cipher of the sessions a gateway's tunnel counters (`Cipher::sessions_counter`) show.
 fn session_cipher(tunnel: &Value) -> Option<&'static str> {
     let used: Vec<&'static str> = Cipher::ALL
         .into_iter()
+        .filter(|c| tunnel[c.sessions_counter()].as_u64().unwrap_or(0) > 0)
         .map(Cipher::name)
-        .filter(|name| {
-            let key = format!("sessions_{}", name.replace('-', "_"));
-            tunnel.get(&key).and_then(Value::as_u64).unwrap_or(0) > 0
-        })
         .collect();
     match used.as_slice() {
         [] => None,

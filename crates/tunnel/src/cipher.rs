@@ -42,6 +42,15 @@ impl Cipher {
         }
     }
 
+    /// The tunnel counter of the sessions completed under this cipher
+    /// ([`crate::TunnelStats`]).
+    pub fn sessions_counter(self) -> &'static str {
+        match self {
+            Cipher::ChaCha20Poly1305 => "sessions_chacha20_poly1305",
+            Cipher::Aes256Gcm => "sessions_aes_256_gcm",
+        }
+    }
+
     /// This cipher, then the other: the order a responder tries an initiation in.
     pub fn preference(self) -> [Cipher; 2] {
         match self {

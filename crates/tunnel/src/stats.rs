@@ -59,10 +59,13 @@ impl TunnelStats {
             ("sessions_initiated", self.sessions_initiated),
             ("sessions_confirmed", self.sessions_confirmed),
             (
-                "sessions_chacha20_poly1305",
+                Cipher::ChaCha20Poly1305.sessions_counter(),
                 self.sessions_chacha20_poly1305,
             ),
-            ("sessions_aes_256_gcm", self.sessions_aes_256_gcm),
+            (
+                Cipher::Aes256Gcm.sessions_counter(),
+                self.sessions_aes_256_gcm,
+            ),
             ("peer_restarts", self.peer_restarts),
             ("sealed", self.sealed),
             ("opened", self.opened),
