@@ -96,6 +96,7 @@ impl Scratch {
             gateway: GatewayCounters::default(),
             peers: vec![],
             window: Some(12),
+            buffers: None,
             tun_offload: false,
             udp_gso: false,
             udp_gro: false,

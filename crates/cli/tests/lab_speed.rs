@@ -18,6 +18,10 @@
 //! off`: nothing coalesces on the lab's veths, docs/speed.md "UDP GRO") it carries exactly one
 //! and the assertion fails.
 //!
+//! Buffers: each coding gateway's stats file reports the buffers per flow it runs with
+//! (`buffers`, the gateway's defaults here: the lab sets none), and a gateway with coding off
+//! reports none.
+//!
 //! Needs root (network namespaces, TUN) and `ip`; elsewhere it prints why it skips and passes.
 
 mod common;
@@ -77,5 +81,25 @@ fn full_speed_is_intact_without_gateway_drops() {
             rx_per_message > 1.0,
             "datagrams per received UDP message with GRO: {p}"
         );
+        use tcpnc_gateway::coding_config as cc;
+        for side in ["client", "server"] {
+            let b = &r["gateways"][side]["buffers"];
+            if r["mode"] == "nc" {
+                let want = [
+                    ("buffer_packets", cc::DEFAULT_BUFFER_PACKETS),
+                    ("buffer_bytes", cc::DEFAULT_BUFFER_BYTES),
+                    (
+                        "decoding_buffer_packets",
+                        cc::DEFAULT_DECODING_BUFFER_PACKETS,
+                    ),
+                    ("decoding_buffer_bytes", cc::DEFAULT_DECODING_BUFFER_BYTES),
+                ];
+                for (k, v) in want {
+                    assert_eq!(b[k].as_u64(), Some(v as u64), "{side} `buffers.{k}`: {b}");
+                }
+            } else {
+                assert!(b.is_null(), "{side}: no buffers with coding off: {b}");
+            }
+        }
     }
 }

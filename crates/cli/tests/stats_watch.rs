@@ -28,6 +28,7 @@ fn snapshot() -> Snapshot {
                  "redundancy_permille": 1300, "repairs_sent": 6}}]}),
         }],
         window: Some(16),
+        buffers: None,
         tun_offload: false,
         udp_gso: false,
         udp_gro: false,

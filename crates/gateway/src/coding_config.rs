@@ -6,6 +6,22 @@ use tcpnc_proto::settings::{CodingMode, Policies, PolicyOverrides};
 
 use crate::config::{ConfigError, Interface};
 
+/// The gateway's buffers per flow when `[coding]` does not size them. A gateway carries
+/// fast paths, so they are larger than the engine's own defaults (`tcpnc_proto::Limits`, what
+/// the simulator runs): the coding buffer holds a flow's packets not yet seen by the peer, the
+/// decoding buffer bounds the window advertised to the sending TCP (Sundararajan et al.
+/// §IV-D). Bytes bind the decoding buffer before packets do (4 MiB is 3057 segments of 1372
+/// bytes): the packet bound also counts the round trip of delivered segments the peer has not
+/// yet released (Base), so it shrinks as the round trip grows (docs/speed.md, "The decoding
+/// buffer's default").
+pub const DEFAULT_BUFFER_PACKETS: usize = 1024;
+/// See [`DEFAULT_BUFFER_PACKETS`].
+pub const DEFAULT_BUFFER_BYTES: usize = 4 << 20;
+/// See [`DEFAULT_BUFFER_PACKETS`].
+pub const DEFAULT_DECODING_BUFFER_PACKETS: usize = 4096;
+/// See [`DEFAULT_BUFFER_PACKETS`].
+pub const DEFAULT_DECODING_BUFFER_BYTES: usize = 4 << 20;
+
 /// `[coding]` as written.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct RawCoding {
@@ -48,6 +64,18 @@ pub struct Coding {
     pub seed: u64,
 }
 
+impl Coding {
+    /// The buffers per flow, as the stats file reports them.
+    pub fn buffers(&self) -> crate::stats::Buffers {
+        crate::stats::Buffers {
+            buffer_packets: self.buffer_packets,
+            buffer_bytes: self.buffer_bytes,
+            decoding_buffer_packets: self.decoding_buffer_packets,
+            decoding_buffer_bytes: self.decoding_buffer_bytes,
+        }
+    }
+}
+
 impl RawCoding {
     /// `[coding]` with `mode` and the policy keys `policies` gives (the rest: defaults).
     pub fn new(mode: CodingMode, policies: &PolicyOverrides, seed: Option<u64>) -> RawCoding {
@@ -79,17 +107,15 @@ impl RawCoding {
             return Err(ConfigError::invalid(key, e.to_string()));
         }
         let (window, mtu) = (policies.window, iface.mtu);
-        let buffer_packets = self.buffer_packets.unwrap_or(1024);
-        let buffer_bytes = self.buffer_bytes.unwrap_or(4 << 20);
+        let buffer_packets = self.buffer_packets.unwrap_or(DEFAULT_BUFFER_PACKETS);
+        let buffer_bytes = self.buffer_bytes.unwrap_or(DEFAULT_BUFFER_BYTES);
         fits_one_window("buffer", (buffer_packets, buffer_bytes), window, mtu)?;
-        // The engine's own limits are the defaults (tcpnc_proto::Limits).
-        let engine = tcpnc_proto::Limits::default();
         let decoding_buffer_packets = self
             .decoding_buffer_packets
-            .unwrap_or(engine.decoding_buffer_packets);
+            .unwrap_or(DEFAULT_DECODING_BUFFER_PACKETS);
         let decoding_buffer_bytes = self
             .decoding_buffer_bytes
-            .unwrap_or(engine.decoding_buffer_bytes);
+            .unwrap_or(DEFAULT_DECODING_BUFFER_BYTES);
         let decoding = (decoding_buffer_packets, decoding_buffer_bytes);
         fits_one_window("decoding_buffer", decoding, window, mtu)?;
         Ok(Coding {

@@ -18,7 +18,7 @@ use tcpnc_proto::seam::{Counter, Counters};
 use tcpnc_wire::FlowId;
 
 use crate::config::Peer;
-use crate::stats::{GatewayCounters, PeerCounters};
+use crate::stats::{Buffers, GatewayCounters, PeerCounters};
 
 /// How often a peer's live-flow counters are refreshed for flow summaries.
 pub const FLOW_REFRESH: Duration = Duration::from_millis(100);
@@ -116,6 +116,7 @@ struct PeerLive {
 pub struct Monitor {
     peers: Vec<PeerLive>,
     window: Option<u16>,
+    buffers: Option<Buffers>,
     recorders: Vec<Box<dyn Recorder>>,
 }
 
@@ -162,8 +163,20 @@ impl Monitor {
         Monitor {
             peers,
             window,
+            buffers: None,
             recorders: Vec::new(),
         }
+    }
+
+    /// The same monitor reporting `buffers`, the engines' buffers per flow (stats file).
+    pub fn with_buffers(mut self, buffers: Option<Buffers>) -> Monitor {
+        self.buffers = buffers;
+        self
+    }
+
+    /// The configured buffers per flow, if coding.
+    pub fn buffers(&self) -> Option<Buffers> {
+        self.buffers
     }
 
     /// The configured coding window.

@@ -104,6 +104,21 @@ pub struct PeerSnapshot {
     pub engine: serde_json::Value,
 }
 
+/// The buffers per flow the engines run with (`[coding]`; docs/gateway.md, "Buffers and the
+/// window"): the coding buffer bounds a flow's packets not yet seen by the peer, the decoding
+/// buffer the window advertised to the sending TCP.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Buffers {
+    /// `coding.buffer_packets`.
+    pub buffer_packets: usize,
+    /// `coding.buffer_bytes`.
+    pub buffer_bytes: usize,
+    /// `coding.decoding_buffer_packets`.
+    pub decoding_buffer_packets: usize,
+    /// `coding.decoding_buffer_bytes`.
+    pub decoding_buffer_bytes: usize,
+}
+
 /// The whole stats file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Snapshot {
@@ -131,6 +146,9 @@ pub struct Snapshot {
     /// without a version change: readers of version 1 ignore it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u16>,
+    /// The buffers per flow (absent when coding is off; added without a version change).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<Buffers>,
     /// Whether the TUN runs with `IFF_VNET_HDR` offloads (`interface.tun_offload` and the
     /// kernel accepted them; added without a version change).
     #[serde(default)]
@@ -352,6 +370,12 @@ mod tests {
                 engine: serde_json::json!({"x": 1}),
             }],
             window: Some(12),
+            buffers: Some(Buffers {
+                buffer_packets: 4096,
+                buffer_bytes: 4 << 20,
+                decoding_buffer_packets: 4096,
+                decoding_buffer_bytes: 4 << 20,
+            }),
             tun_offload: false,
             udp_gso: true,
             udp_gro: true,

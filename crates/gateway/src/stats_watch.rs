@@ -179,6 +179,7 @@ mod tests {
                     "data_sent": 99}, "flows": [flow("f1", 10, 20_000), flow("f2", 50, 12_345)]}),
             }],
             window: Some(12),
+            buffers: None,
             tun_offload: false,
             udp_gso: false,
             udp_gro: false,

@@ -55,7 +55,8 @@ pub fn routes_needed(config: &Config) -> Vec<crate::cidr::Cidr> {
 /// when `interface.metrics_listen` is set (the server stops when dropped).
 pub fn monitor_for(config: &Config) -> Result<(Monitor, Option<MetricsServer>), GatewayError> {
     let window = (config.coding.mode == CodingMode::Nc).then_some(config.coding.policies.window);
-    let mut monitor = Monitor::new(&config.peers, window);
+    let buffers = window.map(|_| config.coding.buffers());
+    let mut monitor = Monitor::new(&config.peers, window).with_buffers(buffers);
     let server = match config.interface.operate.metrics_listen {
         Some(addr) => {
             let exporter = PrometheusExporter::new(&config.interface.name);

@@ -489,6 +489,7 @@ mod tests {
                 engine,
             }],
             window: None,
+            buffers: None,
             tun_offload: false,
             udp_gso: false,
             udp_gro: false,

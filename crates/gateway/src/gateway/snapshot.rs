@@ -47,6 +47,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 })
                 .collect(),
             window: self.monitor.window(),
+            buffers: self.monitor.buffers(),
             tun_offload: self.tun.offload(),
             udp_gso: self.udp.gso(),
             udp_gro: self.udp.gro(),
