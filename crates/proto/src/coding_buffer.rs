@@ -206,12 +206,10 @@ pub struct CodingBuffer {
     anchor: Option<(u32, u32)>,
     bytes: usize,
     stats: CodingBufferStats,
-    /// Buffers of removed packets, reused by the next inserts (at most [`SPARE_BUFFERS`]).
+    /// Buffers of removed packets, reused by the next inserts: kept while the buffered packets
+    /// and the spares together stay within `limits.max_packets` ([`CodingBuffer::keep_spare`]).
     spare: Vec<Vec<u8>>,
 }
-
-/// Removed packets' buffers a coding buffer keeps for reuse.
-const SPARE_BUFFERS: usize = 64;
 
 impl CodingBuffer {
     /// An empty buffer, anchored by the first `insert` or `acknowledge`.
@@ -301,7 +299,7 @@ impl CodingBuffer {
                 } else {
                     out.dropped = Some(DropReason::Full);
                     out.dropped_seq = new_seq;
-                    self.spare.push(bytes);
+                    self.keep_spare(bytes);
                 }
             }
         }
@@ -341,6 +339,18 @@ impl CodingBuffer {
         self.next_index - self.packets.len() as u64
     }
 
+    /// Keeps a removed packet's buffer for a later insert while the buffered packets and the
+    /// spares together stay within the packet limit, and frees it otherwise. One NC-ACK can
+    /// release a whole round trip of packets at once (hundreds on a fast path, where NC-ACKs
+    /// arrive in batches), and the next round trip refills them: a fixed small pool would free
+    /// and allocate most of them every time. The bound is the memory the buffer may hold
+    /// anyway, and an idle flow's spares go with the flow.
+    fn keep_spare(&mut self, bytes: Vec<u8>) {
+        if self.packets.len() + self.spare.len() < self.limits.max_packets.max(1) {
+            self.spare.push(bytes);
+        }
+    }
+
     /// Process a cumulative ACK requesting byte `ack` (§III-D): remove every packet whose last
     /// byte is before `ack`. Stale or duplicate ACKs change nothing.
     pub fn acknowledge(&mut self, ack: u32) -> AckOutcome {
@@ -367,9 +377,7 @@ impl CodingBuffer {
             if let Some(p) = self.packets.pop_front() {
                 self.bytes -= p.bytes.len();
                 n += 1;
-                if self.spare.len() < SPARE_BUFFERS {
-                    self.spare.push(p.bytes);
-                }
+                self.keep_spare(p.bytes);
             }
         }
         if n > 0 {

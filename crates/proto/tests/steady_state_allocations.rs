@@ -5,13 +5,15 @@
 //!   (`CodingBuffer`'s spare buffers, `tcp::trim_into`) and builds its frames and TCP ACKs in
 //!   buffers the caller hands back (`Engine::recycle`);
 //! * the receiver parses each DATA header into the engine's reused `DataRepr`
-//!   (`DataRepr::parse_into`), decodes in buffers it keeps, and pops dropped symbols.
+//!   (`DataRepr::parse_into`), decodes in buffers it keeps, and keeps its symbols' ranges in a
+//!   ring of slots (`receiver/index_table.rs`).
 //!
 //! Allocations are counted with `dhat`'s heap-testing mode around each engine call of one side
 //! (the test's own segments do not count). Every output buffer goes back to the engine that
 //! made it once read, as the gateway does. With `DataRepr::parse` in the receive path, the
 //! coding buffer's `trim` (a new `Vec` per segment) or `BTreeMap::split_off` in the receiver,
-//! one of the two counts grows by one per frame and the test fails.
+//! one of the two counts grows by one per frame and the first test fails; the second covers
+//! NC-ACKs that arrive in batches.
 
 mod common;
 
@@ -24,6 +26,9 @@ use tcpnc_proto::{Engine, EngineConfig, Policies};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// One `dhat` profiler at a time: the tests of this file take turns.
+static PROFILER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const SEG: u32 = 1000;
 const PORT: u16 = 41_000;
@@ -44,28 +49,9 @@ struct Tally {
 
 #[test]
 fn neither_side_allocates_per_frame_once_warm() {
+    let _turn = PROFILER.lock().unwrap_or_else(|e| e.into_inner());
     let _profiler = dhat::Profiler::builder().testing().build();
-    let cfg = EngineConfig::new(&Policies::product(), 1472);
-    let mut a = Engine::new(cfg.clone(), 1).unwrap();
-    let mut b = Engine::new(cfg, 2).unwrap();
-    let (mut warm, mut measured) = (Tally::default(), Tally::default());
-    let mut frames = 0u64;
-    for i in 0..6000u32 {
-        // The first 1000 segments warm the buffers up; 5000 are measured.
-        let t = if i < 1000 { &mut warm } else { &mut measured };
-        let now = ms(u64::from(i));
-        let segment = client_data(PORT, i, SEG);
-        t.sender += counted(|| a.handle_local(now, &segment));
-        loop {
-            let mut d = None;
-            t.sender += counted(|| d = a.poll_transmit());
-            let Some(d) = d else { break };
-            t.receiver += counted(|| b.handle_datagram(now, &d));
-            t.sender += counted(|| a.recycle(d));
-            frames += u64::from(i >= 1000);
-        }
-        acknowledge(&mut a, &mut b, now, t);
-    }
+    let (warm, measured, frames) = run(1);
     assert!(frames >= 5000, "{frames} DATA frames measured");
     assert!(
         warm.sender > 0 && warm.receiver > 0,
@@ -83,10 +69,76 @@ fn neither_side_allocates_per_frame_once_warm() {
     );
 }
 
-/// B's decoded segments go to its local TCP, which acknowledges the last one; B's NC-ACKs reach
-/// A at once; A's TCP ACKs go to its local TCP; every buffer goes back to the engine it came
-/// from.
-fn acknowledge(a: &mut Engine, b: &mut Engine, now: Duration, t: &mut Tally) {
+/// On a fast path NC-ACKs reach the sending gateway in batches, so one NC-ACK releases a
+/// whole round trip of packets, and the next DATA frames' Base releases as many decoded
+/// symbols: here 400 at a time. Both sides keep the released buffers for the next round trip
+/// (`CodingBuffer::keep_spare`, `Decoder::recycle`, bounded by their packet limits), and the
+/// receiver's index table (`receiver/index_table.rs`) slides without allocating. With fixed
+/// pools of 64 and 256 buffers, or the receiver's former ordered map, a side allocated
+/// hundreds to thousands of times over these frames.
+#[test]
+fn neither_side_allocates_when_nc_acks_come_in_batches() {
+    let _turn = PROFILER.lock().unwrap_or_else(|e| e.into_inner());
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let (_, measured, frames) = run(400);
+    assert!(frames >= 5000, "{frames} DATA frames measured");
+    let Tally { sender, receiver } = measured;
+    assert!(
+        sender <= 3,
+        "sender: {sender} allocations over {frames} DATA frames"
+    );
+    assert!(
+        receiver <= 3,
+        "receiver: {receiver} allocations over {frames} DATA frames"
+    );
+}
+
+/// 6000 segments from A to B (1000 to warm up, 5000 measured; A's coding buffer holds 1024
+/// packets, as a gateway's does); B's NC-ACKs reach A after every `batch` segments. Returns the warm-up's and the measured allocations and the DATA frames
+/// measured.
+fn run(batch: u32) -> (Tally, Tally, u64) {
+    let mut cfg = EngineConfig::new(&Policies::product(), 1472);
+    cfg.limits.coding_buffer_packets = 1024;
+    cfg.limits.coding_buffer_bytes = 4 << 20;
+    let mut a = Engine::new(cfg.clone(), 1).unwrap();
+    let mut b = Engine::new(cfg, 2).unwrap();
+    let (mut warm, mut measured) = (Tally::default(), Tally::default());
+    let mut frames = 0u64;
+    let mut held = Vec::new();
+    for i in 0..6000u32 {
+        let t = if i < 1000 { &mut warm } else { &mut measured };
+        let now = ms(u64::from(i));
+        let segment = client_data(PORT, i, SEG);
+        t.sender += counted(|| a.handle_local(now, &segment));
+        loop {
+            let mut d = None;
+            t.sender += counted(|| d = a.poll_transmit());
+            let Some(d) = d else { break };
+            t.receiver += counted(|| b.handle_datagram(now, &d));
+            t.sender += counted(|| a.recycle(d));
+            frames += u64::from(i >= 1000);
+        }
+        deliver_at_b(&mut b, now, t);
+        collect_at_b(&mut b, &mut held, t);
+        if (i + 1) % batch == 0 {
+            for d in held.drain(..) {
+                t.sender += counted(|| a.handle_datagram(now, &d));
+                t.receiver += counted(|| b.recycle(d));
+            }
+            loop {
+                let mut p = None;
+                t.sender += counted(|| p = a.poll_local());
+                let Some(p) = p else { break };
+                t.sender += counted(|| a.recycle(p));
+            }
+        }
+    }
+    (warm, measured, frames)
+}
+
+/// B's decoded segments go to its local TCP, which acknowledges the last one; every buffer
+/// goes back to B.
+fn deliver_at_b(b: &mut Engine, now: Duration, t: &mut Tally) {
     let mut end = None;
     loop {
         let mut p = None;
@@ -108,17 +160,14 @@ fn acknowledge(a: &mut Engine, b: &mut Engine, now: Duration, t: &mut Tally) {
         );
         t.receiver += counted(|| b.handle_local(now, &ack));
     }
+}
+
+/// B's NC-ACKs, held until they reach A (`held` keeps its capacity: the test's own buffer).
+fn collect_at_b(b: &mut Engine, held: &mut Vec<Vec<u8>>, t: &mut Tally) {
     loop {
         let mut d = None;
         t.receiver += counted(|| d = b.poll_transmit());
         let Some(d) = d else { break };
-        t.sender += counted(|| a.handle_datagram(now, &d));
-        t.receiver += counted(|| b.recycle(d));
-    }
-    loop {
-        let mut p = None;
-        t.sender += counted(|| p = a.poll_local());
-        let Some(p) = p else { break };
-        t.sender += counted(|| a.recycle(p));
+        held.push(d);
     }
 }

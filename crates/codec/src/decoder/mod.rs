@@ -24,9 +24,8 @@ use crate::prng::coefficients_from_seed;
 pub use column::SymbolState;
 use column::{Column, Row, trim_trailing_zeros};
 
-/// Released payload and coefficient buffers kept for reuse at most (each): enough for the
-/// decoded symbols one `drop_below` releases at gigabit rates, so that later rows do not
-/// allocate.
+/// Released coefficient buffers kept for reuse at most. Payload buffers are kept while the
+/// tracked span and the spares together stay within `max_span` ([`Decoder::recycle`]).
 const SPARE_BUFFERS: usize = 256;
 
 /// Limits of a [`Decoder`]; together they bound its memory.
@@ -463,8 +462,13 @@ impl Decoder {
         self.decoded_queue.push_back(self.base + offset as u64);
     }
 
+    /// Keeps released buffers for later rows. One `drop_below` releases the decoded symbols of
+    /// a whole round trip at once (a thousand and more at gigabit rates) and the next round
+    /// trip's rows need as many: payloads are kept while the tracked span and the spares
+    /// together stay within `max_span`, the memory the decoder may hold anyway.
     fn recycle(&mut self, payload: Vec<u8>, coefs: Option<Vec<u8>>) {
-        if self.spare_payloads.len() < SPARE_BUFFERS {
+        let limit = usize::try_from(self.config.max_span).unwrap_or(usize::MAX);
+        if self.columns.len() + self.spare_payloads.len() < limit {
             self.spare_payloads.push(payload);
         }
         if let Some(coefs) = coefs

@@ -87,7 +87,7 @@ impl ReceiverHalf {
             return;
         };
         while let Some((index, bytes)) = decoder.poll_decoded() {
-            let Some(sym) = self.symbols.get_mut(&index) else {
+            let Some(sym) = self.symbols.get_mut(index) else {
                 continue;
             };
             if sym.delivery != Delivery::Pending {
@@ -113,7 +113,7 @@ impl ReceiverHalf {
                 }
             }
         }
-        while let Some(sym) = self.symbols.get(&self.frontier_index) {
+        while let Some(sym) = self.symbols.get(self.frontier_index) {
             if sym.delivery == Delivery::Pending {
                 break;
             }
@@ -128,7 +128,7 @@ impl ReceiverHalf {
             return;
         };
         let mut cut = decoder.base();
-        while let Some(sym) = self.symbols.get(&cut) {
+        while let Some(sym) = self.symbols.get(cut) {
             if sym.delivery == Delivery::Confirmed && seq_lt(sym.range.end, base_seq) {
                 self.dropped_end = Some(seq_add(sym.range.end, 1));
                 cut += 1;
@@ -138,12 +138,7 @@ impl ReceiverHalf {
         }
         if cut > decoder.base() {
             decoder.drop_below(cut);
-            // Popped one by one: `split_off` would build a new tree per frame.
-            while let Some(first) = self.symbols.first_entry()
-                && *first.key() < cut
-            {
-                first.remove();
-            }
+            self.symbols.remove_below(cut);
             self.frontier_index = self.frontier_index.max(cut);
         }
     }
@@ -190,7 +185,7 @@ impl ReceiverHalf {
     /// the prefix waits for a scan.
     fn confirm_below(&mut self, ack: u32) {
         let mut prefix = true;
-        for (&index, sym) in self.symbols.range_mut(self.confirmed_to..) {
+        for (index, sym) in self.symbols.iter_mut_from(self.confirmed_to) {
             if !seq_lt(sym.range.end, ack) {
                 break;
             }
@@ -217,7 +212,7 @@ impl ReceiverHalf {
     /// Earliest redelivery deadline.
     pub fn poll_timeout(&self, cfg: &EngineConfig) -> Option<Duration> {
         self.symbols
-            .range(self.confirmed_to..)
+            .iter_from(self.confirmed_to)
             .map(|(_, s)| s)
             .filter_map(|s| match s.delivery {
                 Delivery::Delivered { last, attempts, .. }
@@ -240,7 +235,7 @@ impl ReceiverHalf {
         let flow = self.data_flow.reversed();
         let head = self.local_ack;
         let decoder = self.decoder.as_ref();
-        for (&index, sym) in self.symbols.range_mut(self.confirmed_to..) {
+        for (index, sym) in self.symbols.iter_mut_from(self.confirmed_to) {
             let is_head = Some(sym.range.start) == head;
             let Delivery::Delivered {
                 ident,
@@ -289,9 +284,9 @@ impl ReceiverHalf {
         let flow = self.data_flow.reversed();
         let next = self
             .symbols
-            .iter_mut()
+            .iter_mut_from(0)
             .find(|(_, s)| !seq_lt(s.range.end, ack));
-        if let Some((&index, sym)) = next
+        if let Some((index, sym)) = next
             && sym.range.start == ack
             && let Delivery::Delivered { ident, last, .. } = &mut sym.delivery
             && *last + grace <= now

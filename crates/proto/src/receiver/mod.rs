@@ -15,9 +15,9 @@
 //! segments and follows the local TCP's ACKs; `nc_ack.rs` builds the NC-ACKs.
 
 mod delivery;
+mod index_table;
 mod nc_ack;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use tcpnc_codec::{Decoder, DecoderConfig, Outcome};
@@ -29,6 +29,7 @@ use crate::flow_id_conversion::flow_key;
 use crate::pid_tracker::{Arrival, PidTracker};
 use crate::reorder::ReorderMeter;
 use crate::tcp::{FlowKey, seq_lt};
+use index_table::IndexTable;
 use tcpnc_settings::AckDecision;
 
 /// Largest decoded symbol accepted: a maximal TCP segment without ports.
@@ -74,7 +75,7 @@ pub struct ReceiverHalf {
     /// The same, as a TCP flow key (rebuilt packets travel on it).
     deliver_key: FlowKey,
     decoder: Option<Decoder>,
-    symbols: BTreeMap<u64, Symbol>,
+    symbols: IndexTable<Symbol>,
     /// Highest index recorded and its End.
     highest: Option<(u64, u32)>,
     /// One past the End of the last symbol dropped from the decoder.
@@ -120,7 +121,7 @@ impl ReceiverHalf {
             data_flow,
             deliver_key: flow_key(&data_flow),
             decoder: None,
-            symbols: BTreeMap::new(),
+            symbols: IndexTable::default(),
             highest: None,
             dropped_end: None,
             frontier_index: 0,
@@ -280,40 +281,30 @@ impl ReceiverHalf {
         u64::try_from(idx).ok()
     }
 
-    /// Records the Start/End of every index from `idx` on that the decoder still holds, the
-    /// largest segment seen and the highest index heard of (§IV-A). A window mostly names
-    /// indices already recorded: when every one of them up to the map's last key is there
-    /// (one range walk), only the newer ones are inserted instead of a search per index.
+    /// Records the Start/End of every index from `idx` on that the decoder still holds and
+    /// could hold (its span), the largest segment seen and the highest index heard of (§IV-A).
+    /// Called once the decoder exists (`synchronise`).
     fn record_ranges(&mut self, idx: u64, ranges: &[SeqRange]) {
-        let base = self.decoder.as_ref().map_or(0, Decoder::base);
-        let known = self.known_prefix(idx.max(base), idx + ranges.len() as u64);
+        let (base, max_span) = self
+            .decoder
+            .as_ref()
+            .map_or((0, 0), |d| (d.base(), d.config().max_span));
         for (k, r) in ranges.iter().enumerate() {
             let i = idx + k as u64;
             if i < base {
                 continue;
             }
-            if known.is_none_or(|end| i >= end) {
-                self.symbols.entry(i).or_insert(Symbol {
-                    range: *r,
-                    delivery: Delivery::Pending,
-                });
-            }
+            // Beyond the decoder's span the combination is refused anyway (SpanExceeded).
+            let symbol = || Symbol {
+                range: *r,
+                delivery: Delivery::Pending,
+            };
+            self.symbols.insert_if_absent(i, symbol, max_span);
             self.max_seg = self.max_seg.max((r.seq_len() as u32).min(65_535));
             if self.highest.is_none_or(|(h, _)| i > h) {
                 self.highest = Some((i, r.end));
             }
         }
-    }
-
-    /// `Some(end)` when every index of `lo..end` is in the map, `end` = min(`hi`, last key + 1):
-    /// those need no insertion.
-    fn known_prefix(&self, lo: u64, hi: u64) -> Option<u64> {
-        let end = hi.min(self.symbols.last_key_value()?.0 + 1);
-        if end <= lo {
-            return None;
-        }
-        let present = self.symbols.range(lo..end).count() as u64;
-        (present == end - lo).then_some(end)
     }
 
     /// Gauss-Jordan eliminates one combination (§IV-A); whether it was innovative, or `None`

@@ -15,10 +15,10 @@ impl ReceiverHalf {
     /// of the packet before it when the first unseen packet's range is not known yet.
     pub(super) fn ack_seq(&self) -> Option<u32> {
         let fu = self.decoder.as_ref()?.first_unseen();
-        if let Some(s) = self.symbols.get(&fu) {
+        if let Some(s) = self.symbols.get(fu) {
             return Some(s.range.start);
         }
-        if let Some(s) = fu.checked_sub(1).and_then(|p| self.symbols.get(&p)) {
+        if let Some(s) = fu.checked_sub(1).and_then(|p| self.symbols.get(p)) {
             return Some(seq_add(s.range.end, 1));
         }
         self.dropped_end.or(self.frontier_seq)
