@@ -11,9 +11,9 @@ use crate::config::{ConfigError, Interface};
 /// the simulator runs): the coding buffer holds a flow's packets not yet seen by the peer, the
 /// decoding buffer bounds the window advertised to the sending TCP (Sundararajan et al.
 /// §IV-D). Bytes bind the decoding buffer before packets do (4 MiB is 3057 segments of 1372
-/// bytes): the packet bound also counts the round trip of delivered segments the peer has not
-/// yet released (Base), so it shrinks as the round trip grows (docs/speed.md, "The decoding
-/// buffer's default").
+/// bytes): the packet bound also counts the delivered segments the peer has not yet released
+/// (Base moves a round trip later), and where it binds the advertised window collapses
+/// (docs/speed.md, "The decoding buffer's default").
 pub const DEFAULT_BUFFER_PACKETS: usize = 1024;
 /// See [`DEFAULT_BUFFER_PACKETS`].
 pub const DEFAULT_BUFFER_BYTES: usize = 4 << 20;

@@ -4,8 +4,8 @@
 //! Indices arrive nearly in order and leave from the front (Base, §IV-C), so a `VecDeque` of
 //! optional slots gives every lookup in O(1) and, once warm, allocates nothing: an ordered map
 //! allocated a node every few frames and freed one as the window slid, and its lookups were
-//! a share of the receiving gateway's time at gigabit rates (docs/speed.md, "The receiver's
-//! index table"). The table never spans more indices than the caller allows, so a frame that
+//! a share of the receiving gateway's time at gigabit rates (docs/speed.md, "Buffers kept for
+//! the next round trip, and the receiver's index table"). The table never spans more indices than the caller allows, so a frame that
 //! names a far index cannot make it allocate a gap.
 
 use std::collections::VecDeque;
