@@ -61,6 +61,15 @@ impl<T> IndexTable<T> {
         value: impl FnOnce() -> T,
         max_span: u64,
     ) -> bool {
+        // The common case on the hot path: an index inside the table (W per DATA frame).
+        if let Some(s) = self.slot(index) {
+            let slot = &mut self.slots[s];
+            if slot.is_none() {
+                *slot = Some(value());
+                self.len += 1;
+            }
+            return true;
+        }
         if self.slots.is_empty() {
             if max_span == 0 {
                 return false;
@@ -81,17 +90,11 @@ impl<T> IndexTable<T> {
             }
             self.slots.push_front(Some(value()));
             self.start = index;
-        } else if index >= end {
+        } else {
             for _ in end..index {
                 self.slots.push_back(None);
             }
             self.slots.push_back(Some(value()));
-        } else {
-            let slot = &mut self.slots[(index - self.start) as usize];
-            if slot.is_some() {
-                return true;
-            }
-            *slot = Some(value());
         }
         self.len += 1;
         true
@@ -117,26 +120,23 @@ impl<T> IndexTable<T> {
         }
     }
 
+    /// Slots before index `from`.
+    fn slots_before(&self, from: u64) -> usize {
+        usize::try_from(from.saturating_sub(self.start)).unwrap_or(usize::MAX)
+    }
+
     /// Values at `from` and above, in index order.
     pub(crate) fn iter_from(&self, from: u64) -> impl Iterator<Item = (u64, &T)> {
-        let skip = from.saturating_sub(self.start);
-        let start = self.start;
-        self.slots
-            .iter()
-            .enumerate()
-            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
-            .filter_map(move |(k, v)| v.as_ref().map(|v| (start + k as u64, v)))
+        let (skip, start) = (self.slots_before(from), self.start);
+        let slots = self.slots.iter().enumerate().skip(skip);
+        slots.filter_map(move |(k, v)| v.as_ref().map(|v| (start + k as u64, v)))
     }
 
     /// Values at `from` and above, in index order, mutably.
     pub(crate) fn iter_mut_from(&mut self, from: u64) -> impl Iterator<Item = (u64, &mut T)> {
-        let skip = from.saturating_sub(self.start);
-        let start = self.start;
-        self.slots
-            .iter_mut()
-            .enumerate()
-            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
-            .filter_map(move |(k, v)| v.as_mut().map(|v| (start + k as u64, v)))
+        let (skip, start) = (self.slots_before(from), self.start);
+        let slots = self.slots.iter_mut().enumerate().skip(skip);
+        slots.filter_map(move |(k, v)| v.as_mut().map(|v| (start + k as u64, v)))
     }
 }
 
