@@ -415,9 +415,22 @@ impl CodingBuffer {
         self.packets.get(pos)
     }
 
-    /// Buffered packets in `range` (those still buffered), in index order.
-    pub fn range(&self, range: IndexRange) -> impl Iterator<Item = &BufferedPacket> + Clone {
-        range.iter().filter_map(move |i| self.get(i))
+    /// Buffered packets in `range` (those still buffered), in index order: one slice of the
+    /// ring, not a lookup per index (the sender walks each combination's range several times).
+    pub fn range(
+        &self,
+        range: IndexRange,
+    ) -> impl ExactSizeIterator<Item = &BufferedPacket> + Clone {
+        let first = self.first_index().unwrap_or(0);
+        let n = self.packets.len() as u64;
+        let lo = range.first.saturating_sub(first).min(n);
+        let hi = range
+            .last
+            .saturating_add(1)
+            .saturating_sub(first)
+            .min(n)
+            .max(lo);
+        self.packets.range(lo as usize..hi as usize)
     }
 
     /// `(Start, End)` of each buffered packet in `range` (for the NC data header, §III-B).

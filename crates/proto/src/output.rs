@@ -99,8 +99,7 @@ impl Output {
     /// `frame` encoded into a reused buffer (`None` only for a frame that cannot be encoded).
     fn encode(&mut self, frame: &FrameRepr<'_>) -> Option<Vec<u8>> {
         let mut v = self.buffer();
-        v.resize(frame.buffer_len(), 0);
-        match frame.emit(&mut v) {
+        match frame.encode_into(&mut v) {
             Ok(_) => Some(v),
             Err(_) => {
                 self.recycle(v);

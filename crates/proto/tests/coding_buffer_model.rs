@@ -389,6 +389,22 @@ fn check_invariants(
         );
     }
     prop_assert_eq!(covered, m.map.len() as u64);
+    // `range`: the buffered packets of the indices asked for, in order, for ranges that start
+    // before the buffer, end past it, or are inverted.
+    let f = buf.first_index().unwrap_or(0).saturating_sub(1);
+    for (a, b) in [(0, 0), (0, 3), (1, 1), (2, 9), (5, 2), (0, 40), (30, 50)] {
+        let r = IndexRange {
+            first: f + a,
+            last: f + b,
+        };
+        let got: Vec<u64> = buf.range(r).map(|p| p.index).collect();
+        let want: Vec<u64> = pk
+            .iter()
+            .map(|p| p.index)
+            .filter(|i| r.first <= *i && *i <= r.last)
+            .collect();
+        prop_assert_eq!(got, want);
+    }
     if let Some(l) = buf.last_index() {
         prop_assert_eq!(buf.next_index(), l + 1);
     }

@@ -29,11 +29,11 @@
 //!
 //! All sequence arithmetic is modulo 2^32.
 
-use crate::bytes::{need, put_u16, put_u32, room, u16_at, u32_at};
+use crate::bytes::{need, put_u16, put_u32, u16_at, u32_at};
 use crate::flow::{FLOW_OFFSET, IPV6_FLAG, ip_version_of};
-use crate::frame::{FrameType, check_preamble, write_preamble};
+use crate::frame::{FrameType, check_preamble};
 pub use crate::ranges::{Coefficients, RangeForm, SeqRange, SeqRanges};
-use crate::{FlowId, IpVersion, PREAMBLE_LEN, Result, WireError};
+use crate::{FlowId, IpVersion, Result, WireError};
 
 /// DATA flag bits (byte 2).
 pub mod flags {
@@ -58,7 +58,7 @@ pub mod flags {
     pub const IPV6: u8 = crate::flow::IPV6_FLAG;
 }
 
-mod field {
+pub(crate) mod field {
     pub const FLAGS: usize = 2;
     pub const COUNT: usize = 3;
     // Offsets relative to the end of the flow identity.
@@ -117,6 +117,60 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
     /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
+    }
+
+    /// The underlying buffer, borrowed.
+    pub(crate) fn buffer(&self) -> &T {
+        &self.buffer
+    }
+
+    /// Offset of the range section (Start_1).
+    pub(crate) fn ranges_offset(&self) -> usize {
+        self.after_flow() + field::START
+    }
+
+    /// Appends the packet ranges, delta-decoded, to `out` in one pass (the form matched once,
+    /// not per packet as [`DataPacket::ranges`] does), and says whether the range section is
+    /// in the canonical form of those ranges ([`RangeForm::of`]). Call after `check_len`.
+    pub(crate) fn decode_ranges(&self, out: &mut Vec<SeqRange>) -> bool {
+        let b = &self.buffer.as_ref()[self.ranges_offset()..];
+        let n = self.count();
+        let mut start = u32_at(b, 0);
+        let mut push = |start: u32, len: u16| {
+            let end = start.wrapping_add(u32::from(len));
+            out.push(SeqRange { start, end });
+            end.wrapping_add(1)
+        };
+        match self.range_form() {
+            RangeForm::Uniform => {
+                let len = u16_at(b, 4);
+                for _ in 1..n {
+                    start = push(start, len);
+                }
+                push(start, u16_at(b, 6));
+                n >= 3
+            }
+            RangeForm::Contiguous => {
+                let len0 = u16_at(b, 4);
+                let mut uniform = n >= 3;
+                for i in 0..n {
+                    let len = u16_at(b, 4 + 2 * i);
+                    uniform &= i + 1 == n || len == len0;
+                    start = push(start, len);
+                }
+                n >= 2 && !uniform
+            }
+            RangeForm::Gapped => {
+                let mut contiguous = n >= 2;
+                start = push(start, u16_at(b, 4));
+                for i in 1..n {
+                    let gap = u16_at(b, 2 + 4 * i);
+                    contiguous &= gap == 0;
+                    start = push(start.wrapping_add(u32::from(gap)), u16_at(b, 4 + 4 * i));
+                }
+                !contiguous
+            }
+        }
     }
 
     /// Raw flags byte (see [`flags`]).
@@ -272,6 +326,11 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> DataPacket<T> {
+    /// The underlying buffer, mutably borrowed.
+    pub(crate) fn buffer_mut(&mut self) -> &mut T {
+        &mut self.buffer
+    }
+
     /// Sets the raw flags byte. Set it (and `n`) before the fields whose offsets depend on it.
     pub fn set_flags(&mut self, v: u8) {
         self.buffer.as_mut()[field::FLAGS] = v;
@@ -360,218 +419,5 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> DataPacket<T> {
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let o = self.header_len();
         &mut self.buffer.as_mut()[o..]
-    }
-}
-
-/// A validated NC data header.
-///
-/// Fields are public; [`DataRepr::validate`] (called by `emit`) checks the invariants:
-/// `1 <= ranges.len() <= 255`; explicit coefficients one per range; SYSTEMATIC only with one
-/// range; every `End_i - Start_i` and `Start_i - End_{i-1} - 1` (mod 2^32) below 65 536.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct DataRepr {
-    /// REDUNDANT: sent beyond the first combination for its arrival (Mitsuzumi et al. §III).
-    pub redundant: bool,
-    /// FLUSH: part of an EOT/PB repair burst (Karafillis et al. §II).
-    pub flush: bool,
-    /// The data direction's flow.
-    pub flow: FlowId,
-    /// Per-flow monotonic packet id (wraps modulo 2^32; Ha & Tsuru §3.1).
-    pub pid: u32,
-    /// TCP sequence number of the oldest un-ACKed byte at the sender (Sundararajan et al.
-    /// §III-B "Base"); the receiver may drop decoded packets ending before it.
-    pub base: u32,
-    /// Coding-buffer symbol index of the first combined packet; packet `i` has index
-    /// `first_index + i` (modulo 2^32).
-    pub first_index: u32,
-    /// Start_i and End_i of each combined packet, in symbol-index order.
-    pub ranges: Vec<SeqRange>,
-    /// The coefficient vector.
-    pub coefficients: Coefficients,
-}
-
-impl Default for DataRepr {
-    /// An empty header (no ranges; IPv4 flow of unspecified addresses): a buffer for
-    /// [`DataRepr::parse_into`], not a valid frame.
-    fn default() -> Self {
-        let any = std::net::Ipv4Addr::UNSPECIFIED;
-        DataRepr {
-            redundant: false,
-            flush: false,
-            flow: FlowId::v4(any, 0, any, 0),
-            pid: 0,
-            base: 0,
-            first_index: 0,
-            ranges: Vec::new(),
-            coefficients: Coefficients::Systematic,
-        }
-    }
-}
-
-impl DataRepr {
-    /// Checks the invariants listed on the type.
-    pub fn validate(&self) -> Result<()> {
-        let n = self.ranges.len();
-        if !(1..=255).contains(&n) {
-            return Err(WireError::BadCount(n));
-        }
-        match &self.coefficients {
-            Coefficients::Explicit(c) if c.len() != n => {
-                return Err(WireError::CoefficientCount {
-                    expected: n,
-                    got: c.len(),
-                });
-            }
-            Coefficients::Systematic if n != 1 => {
-                return Err(WireError::BadFlags {
-                    flags: self.flags_byte(),
-                    count: n,
-                });
-            }
-            _ => {}
-        }
-        let mut prev_end: Option<u32> = None;
-        for (index, r) in self.ranges.iter().enumerate() {
-            let len_ok = r.end.wrapping_sub(r.start) <= u32::from(u16::MAX);
-            let gap_ok = prev_end.is_none_or(|e| r.start.wrapping_sub(e).wrapping_sub(1) <= 0xFFFF);
-            if !len_ok || !gap_ok {
-                return Err(WireError::RangeNotEncodable { index });
-            }
-            prev_end = Some(r.end);
-        }
-        Ok(())
-    }
-
-    /// The flags byte this header encodes to.
-    pub fn flags_byte(&self) -> u8 {
-        let mut f = 0;
-        if self.redundant {
-            f |= flags::REDUNDANT;
-        }
-        if self.flush {
-            f |= flags::FLUSH;
-        }
-        match self.coefficients {
-            Coefficients::Explicit(_) => {}
-            Coefficients::Seeded(_) => f |= flags::SEEDED,
-            Coefficients::Systematic => f |= flags::SYSTEMATIC,
-        }
-        match RangeForm::of(&self.ranges) {
-            RangeForm::Gapped => {}
-            RangeForm::Contiguous => f |= flags::CONTIGUOUS,
-            RangeForm::Uniform => f |= flags::CONTIGUOUS | flags::UNIFORM,
-        }
-        if matches!(self.flow.ip_version(), IpVersion::V6) {
-            f |= flags::IPV6;
-        }
-        f
-    }
-
-    /// The range-section encoding this header emits: always the canonical
-    /// [`RangeForm::of`] its ranges.
-    pub fn range_form(&self) -> RangeForm {
-        RangeForm::of(&self.ranges)
-    }
-
-    /// Parses and validates the header of a DATA frame (the payload is `packet.payload()`).
-    pub fn parse<T: AsRef<[u8]>>(packet: &DataPacket<T>) -> Result<DataRepr> {
-        let mut out = DataRepr::default();
-        DataRepr::parse_into(packet, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`DataRepr::parse`] into `out`, reusing its range and coefficient buffers: a receiver
-    /// that keeps one `DataRepr` parses every frame without allocating. On error `out` holds
-    /// unspecified (valid, but meaningless) values.
-    pub fn parse_into<T: AsRef<[u8]>>(packet: &DataPacket<T>, out: &mut DataRepr) -> Result<()> {
-        check_preamble(packet.buffer.as_ref(), FrameType::Data)?;
-        packet.check_len()?;
-        let f = packet.flags();
-        if f & flags::RESERVED != 0 {
-            return Err(WireError::ReservedBits(u16::from(f & flags::RESERVED)));
-        }
-        let n = packet.count();
-        let form = packet.range_form();
-        let bad_form = match form {
-            RangeForm::Gapped => f & flags::UNIFORM != 0,
-            RangeForm::Contiguous => n < 2,
-            RangeForm::Uniform => n < 3,
-        };
-        if bad_form {
-            return Err(WireError::BadFlags { flags: f, count: n });
-        }
-        let coefficients = match (f & flags::SYSTEMATIC != 0, f & flags::SEEDED != 0) {
-            (true, true) => return Err(WireError::BadFlags { flags: f, count: n }),
-            (true, false) if n != 1 => return Err(WireError::BadFlags { flags: f, count: n }),
-            (true, false) => Coefficients::Systematic,
-            (false, true) => {
-                Coefficients::Seeded(u32_at(packet.buffer.as_ref(), packet.coeff_offset()))
-            }
-            (false, false) => {
-                let old = std::mem::replace(&mut out.coefficients, Coefficients::Systematic);
-                let mut c = match old {
-                    Coefficients::Explicit(v) => v,
-                    _ => Vec::new(),
-                };
-                c.clear();
-                c.extend_from_slice(packet.coefficients());
-                Coefficients::Explicit(c)
-            }
-        };
-        out.ranges.clear();
-        out.ranges.extend(packet.ranges());
-        if RangeForm::of(&out.ranges) != form {
-            return Err(WireError::NonCanonical);
-        }
-        out.redundant = f & flags::REDUNDANT != 0;
-        out.flush = f & flags::FLUSH != 0;
-        out.flow = packet.flow();
-        out.pid = packet.pid();
-        out.base = packet.base();
-        out.first_index = packet.first_index();
-        out.coefficients = coefficients;
-        Ok(())
-    }
-
-    /// Header length: the offset of the payload (see [`crate::data_header_len`]; at most
-    /// [`crate::header_overhead`]).
-    pub fn buffer_len(&self) -> usize {
-        crate::data_header_len(
-            self.ranges.len(),
-            self.coefficients.mode(),
-            self.flow.ip_version(),
-            self.range_form(),
-        )
-    }
-
-    /// Writes the header (preamble included) to the start of `packet`, whose buffer must hold at
-    /// least `buffer_len()` bytes; the payload is written separately (`payload_mut`).
-    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut DataPacket<T>) -> Result<()> {
-        self.validate()?;
-        room(self.buffer_len(), packet.buffer.as_ref().len())?;
-        const { assert!(PREAMBLE_LEN <= field::FLAGS) };
-        write_preamble(packet.buffer.as_mut(), FrameType::Data);
-        packet.set_flags(self.flags_byte());
-        packet.set_count(self.ranges.len() as u8);
-        packet.set_flow(&self.flow);
-        packet.set_pid(self.pid);
-        packet.set_base(self.base);
-        packet.set_first_index(self.first_index);
-        let mut prev_end = 0u32;
-        for (i, r) in self.ranges.iter().enumerate() {
-            if i == 0 {
-                packet.set_start(r.start);
-            } else {
-                packet.set_gap_delta(i, r.start.wrapping_sub(prev_end).wrapping_sub(1) as u16);
-            }
-            packet.set_len_delta(i, r.end.wrapping_sub(r.start) as u16);
-            prev_end = r.end;
-        }
-        match &self.coefficients {
-            Coefficients::Explicit(c) => packet.coefficients_mut().copy_from_slice(c),
-            Coefficients::Seeded(s) => packet.set_seed(*s),
-            Coefficients::Systematic => {}
-        }
-        Ok(())
     }
 }

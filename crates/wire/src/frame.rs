@@ -279,10 +279,31 @@ impl<'a> FrameRepr<'a> {
         Ok(len)
     }
 
+    /// Replaces `out`'s contents with the datagram, reusing its allocation; returns its
+    /// length. The same bytes as [`FrameRepr::emit`], but a DATA frame's payload is appended
+    /// rather than copied over zeroes, and its ranges are walked once (a sender encodes every
+    /// coded packet this way). On error `out` holds unspecified bytes.
+    pub fn encode_into(&self, out: &mut Vec<u8>) -> Result<usize> {
+        out.clear();
+        match self {
+            FrameRepr::Data { header, payload } => {
+                let form = header.checked_form()?;
+                out.resize(header.len_in(form), 0);
+                header.write(&mut DataPacket::new_unchecked(&mut out[..]), form);
+                out.extend_from_slice(payload);
+            }
+            _ => {
+                out.resize(self.buffer_len(), 0);
+                self.emit(out)?;
+            }
+        }
+        Ok(out.len())
+    }
+
     /// Convenience: the datagram as a new vector.
     pub fn to_vec(&self) -> Result<Vec<u8>> {
-        let mut v = vec![0u8; self.buffer_len()];
-        self.emit(&mut v)?;
+        let mut v = Vec::new();
+        self.encode_into(&mut v)?;
         Ok(v)
     }
 }

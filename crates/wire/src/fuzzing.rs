@@ -1,7 +1,10 @@
 //! Fuzzing driver, shared by the cargo-fuzz target (`fuzz/fuzz_targets/parse_frame.rs`) and a
 //! proptest in the normal test suite. Not part of the stable API.
 
-use crate::{AckPacket, Coefficients, DataPacket, DataRepr, FrameRepr, KeepalivePacket, SeqRange};
+use crate::{
+    AckPacket, Coefficients, DataPacket, DataRepr, FrameRepr, KeepalivePacket, RangeForm, SeqRange,
+    WireError,
+};
 
 /// Parses `data` as a frame; the parse must not panic, and if it succeeds, re-emitting the
 /// representation must reproduce `data` exactly and the zero-copy views must agree with it.
@@ -25,6 +28,15 @@ pub fn parse_any(data: &[u8]) {
         Err(e) => panic!("re-emit of a parsed frame failed: {e}"),
     };
     assert_eq!(out, data, "re-emit differs from the parsed input");
+    let mut zeroed = vec![0u8; data.len()];
+    assert_eq!(repr.emit(&mut zeroed).ok(), Some(data.len()), "emit fails");
+    assert_eq!(zeroed, data, "emit differs from the parsed input");
+    let mut dirty = vec![0xA5; 7];
+    assert_eq!(repr.encode_into(&mut dirty).ok(), Some(data.len()));
+    assert_eq!(
+        dirty, data,
+        "encode_into a used vector differs from the input"
+    );
     match &repr {
         FrameRepr::Data { header, payload } => {
             let p = match DataPacket::new_checked(data) {
@@ -67,7 +79,14 @@ fn parse_into_agrees(p: &DataPacket<&[u8]>) {
         ..DataRepr::default()
     };
     let into = DataRepr::parse_into(p, &mut reused);
-    match DataRepr::parse(p) {
+    let parsed = DataRepr::parse(p);
+    // The one-pass canonical check agrees with the ranges' own form (`RangeForm::of`).
+    if matches!(parsed, Ok(_) | Err(WireError::NonCanonical)) {
+        let ranges: Vec<SeqRange> = p.ranges().collect();
+        let canonical = RangeForm::of(&ranges) == p.range_form();
+        assert_eq!(parsed.is_ok(), canonical, "canonical-form verdict differs");
+    }
+    match parsed {
         Ok(h) => {
             assert_eq!(into, Ok(()), "parse_into fails where parse succeeds");
             assert_eq!(reused, h, "parse_into differs from parse");

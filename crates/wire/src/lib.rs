@@ -29,6 +29,7 @@
 mod ack;
 mod bytes;
 mod data;
+mod data_repr;
 mod error;
 mod flow;
 mod frame;
@@ -45,7 +46,8 @@ pub use ack::{AckPacket, AckRepr};
 pub const OUTER_HEADER_V4: usize = 28;
 /// Bytes of outer IPv6 (40) and UDP (8) header around every tunnel datagram.
 pub const OUTER_HEADER_V6: usize = 48;
-pub use data::{Coefficients, DataPacket, DataRepr, RangeForm, SeqRange, SeqRanges};
+pub use data::{Coefficients, DataPacket, RangeForm, SeqRange, SeqRanges};
+pub use data_repr::DataRepr;
 pub use error::{Result, WireError};
 pub use flow::{FlowAddrs, FlowId};
 pub use frame::{BypassRepr, Frame, FrameRepr, FrameType};

@@ -389,6 +389,10 @@ proptest! {
             redundant: false, flush: true, flow, pid: 1, base: 2, first_index: 3, ranges, coefficients,
         };
         let repr = FrameRepr::Data { header: header.clone(), payload: &[9, 9] };
+        // `emit` (the view's setters' layout) and `encode_into` agree, errors included.
+        let mut big = vec![0u8; 4096];
+        let emitted = repr.emit(&mut big).map(|len| big[..len].to_vec());
+        prop_assert_eq!(&emitted, &repr.to_vec());
         match repr.to_vec() {
             Ok(bytes) => {
                 prop_assert!(header.validate().is_ok());
