@@ -37,6 +37,14 @@ impl<T> IndexTable<T> {
         self.len
     }
 
+    /// `(first, end)` when every index from `first` up to `end` (exclusive) holds a value
+    /// (the table has no empty slot), so a caller can skip looking those up; `None` when
+    /// the table is empty or has a gap.
+    pub(crate) fn dense_span(&self) -> Option<(u64, u64)> {
+        (self.len > 0 && self.len == self.slots.len())
+            .then(|| (self.start, self.start + self.len as u64))
+    }
+
     fn slot(&self, index: u64) -> Option<usize> {
         let offset = usize::try_from(index.checked_sub(self.start)?).ok()?;
         (offset < self.slots.len()).then_some(offset)
@@ -210,6 +218,12 @@ mod tests {
                 for i in 0..90 {
                     prop_assert_eq!(t.get(i), m.get(&i));
                 }
+                // A dense span is exactly the model's keys, without a gap.
+                let keys: Vec<u64> = m.keys().copied().collect();
+                let gapless = keys.windows(2).all(|w| w[1] == w[0] + 1);
+                let want = (!keys.is_empty() && gapless)
+                    .then(|| (keys[0], keys[keys.len() - 1] + 1));
+                prop_assert_eq!(t.dense_span(), want);
                 for from in [0, 10, 40, 85] {
                     let got: Vec<_> = t.iter_from(from).map(|(k, v)| (k, *v)).collect();
                     let want: Vec<_> = m.range(from..).map(|(k, v)| (*k, *v)).collect();

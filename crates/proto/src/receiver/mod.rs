@@ -289,17 +289,22 @@ impl ReceiverHalf {
             .decoder
             .as_ref()
             .map_or((0, 0), |d| (d.base(), d.config().max_span));
+        // Indices the table already holds without a gap need no lookup (the first report
+        // wins): on a clean path all but the newest of a frame's W (docs/speed.md).
+        let (known_from, known_to) = self.symbols.dense_span().unwrap_or((0, 0));
         for (k, r) in ranges.iter().enumerate() {
             let i = idx + k as u64;
             if i < base {
                 continue;
             }
-            // Beyond the decoder's span the combination is refused anyway (SpanExceeded).
-            let symbol = || Symbol {
-                range: *r,
-                delivery: Delivery::Pending,
-            };
-            self.symbols.insert_if_absent(i, symbol, max_span);
+            if !(known_from..known_to).contains(&i) {
+                // Beyond the decoder's span the combination is refused anyway (SpanExceeded).
+                let symbol = || Symbol {
+                    range: *r,
+                    delivery: Delivery::Pending,
+                };
+                self.symbols.insert_if_absent(i, symbol, max_span);
+            }
             self.max_seg = self.max_seg.max((r.seq_len() as u32).min(65_535));
             if self.highest.is_none_or(|(h, _)| i > h) {
                 self.highest = Some((i, r.end));
