@@ -6,7 +6,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 use tcpnc_gateway::bench_driver::{self, DriverOptions, DriverReport};
+use tcpnc_gateway::security::CipherSetting;
 use tcpnc_settings::CodingMode;
+
+use crate::lab::TunnelArg;
 
 /// Arguments of `tcpnc bench gateway`.
 #[derive(Debug, Clone, clap::Args)]
@@ -55,6 +58,15 @@ pub struct GatewayArgs {
     /// gfni-avx512); the default is the best this CPU supports.
     #[arg(long)]
     pub tier: Option<String>,
+    /// The tunnel between the gateway and the driver's peer: insecure (the default here:
+    /// CRC-32C, so the figures are the engine's own cost) or secure (fresh keys on both
+    /// sides, a Noise handshake, AEAD transport: what a deployment runs; see `--cipher`).
+    #[arg(long, value_enum, default_value = "insecure")]
+    pub tunnel: TunnelArg,
+    /// The cipher with `--tunnel secure`: auto (AES-256-GCM where the CPU has AES
+    /// instructions, else ChaCha20-Poly1305), chacha20-poly1305 or aes-256-gcm; docs/gateway.md.
+    #[arg(long, value_name = "auto|chacha20-poly1305|aes-256-gcm")]
+    pub cipher: Option<CipherSetting>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -89,6 +101,15 @@ fn cases(a: &GatewayArgs, base: &DriverOptions) -> Vec<DriverOptions> {
     out
 }
 
+/// `--tunnel` and `--cipher` as the driver takes them (`None`: the integrity envelope).
+fn cipher(a: &GatewayArgs) -> Result<Option<CipherSetting>> {
+    match a.tunnel {
+        TunnelArg::Secure => Ok(Some(a.cipher.unwrap_or_default())),
+        TunnelArg::Insecure if a.cipher.is_some() => bail!("--cipher needs --tunnel secure"),
+        TunnelArg::Insecure => Ok(None),
+    }
+}
+
 fn seconds(name: &str, s: f64) -> Result<Duration> {
     ensure!(s.is_finite() && s > 0.0, "--{name} must be above 0");
     Duration::try_from_secs_f64(s).with_context(|| format!("--{name} {s}"))
@@ -106,6 +127,7 @@ pub fn run(a: &GatewayArgs) -> Result<()> {
         inflight: a.inflight,
         timeout: seconds("timeout-s", a.timeout_s)?,
         stall: seconds("stall-s", a.stall_s)?,
+        cipher: cipher(a)?,
         ..DriverOptions::default()
     };
     let cases = cases(a, &base);
@@ -119,7 +141,7 @@ pub fn run(a: &GatewayArgs) -> Result<()> {
     let tier = tcpnc_field::selected_tier().name();
     let load_before = tcpnc_lab::speed::load_average();
     if !a.json {
-        println!("{}", heading(a, tier));
+        println!("{}", heading(a, tier, &base.tunnel()));
         println!("{}", row_head());
     }
     let mut results = Vec::new();
@@ -135,7 +157,7 @@ pub fn run(a: &GatewayArgs) -> Result<()> {
     }
     let load_after = tcpnc_lab::speed::load_average();
     if a.json {
-        let report = json_report(a, tier, &results, (load_before, load_after));
+        let report = json_report(a, tier, &base.tunnel(), &results, (load_before, load_after));
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!(
@@ -163,11 +185,11 @@ fn describe(case: &DriverOptions) -> String {
     )
 }
 
-fn heading(a: &GatewayArgs, tier: &str) -> String {
+fn heading(a: &GatewayArgs, tier: &str, tunnel: &str) -> String {
     format!(
         "tcpnc bench gateway: one gateway (fake TUN + fake UDP) against an in-process peer; \
-         {} bytes per flow, MSS {}, at most {} bytes in flight per flow; insecure tunnel \
-         (CRC-32C); GF(2^8) tier {tier}",
+         {} bytes per flow, MSS {}, at most {} bytes in flight per flow; {tunnel} tunnel; \
+         GF(2^8) tier {tier}",
         a.bytes, a.mss, a.inflight
     )
 }
@@ -253,6 +275,7 @@ fn summary(results: &[(usize, DriverReport)]) -> String {
 fn json_report(
     a: &GatewayArgs,
     tier: &str,
+    tunnel: &str,
     results: &[(usize, DriverReport)],
     (before, after): (Option<[f64; 3]>, Option<[f64; 3]>),
 ) -> Value {
@@ -268,7 +291,7 @@ fn json_report(
         "settings": {
             "bytes_per_flow": a.bytes, "mss": a.mss, "inflight": a.inflight,
             "rounds": a.rounds, "field_tier": tier,
-            "tunnel": "insecure (integrity envelope, CRC-32C)",
+            "tunnel": tunnel,
             "driver": "in-process: the sending TCPs, the peer's engine and the receiving TCPs on one thread",
         },
         "load_average_before": before,
@@ -333,12 +356,30 @@ mod tests {
         assert!(results.iter().all(|(_, r)| r.integrity_ok));
         assert!(row(1, &results[1].1).contains("nc W12 R1.0"));
         assert!(summary(&results).contains("medians"));
-        let v = json_report(&a, "scalar", &results, (None, None));
+        let v = json_report(&a, "scalar", "insecure", &results, (None, None));
         assert_eq!(v["results"].as_array().unwrap().len(), 2);
         assert_eq!(v["results"][1]["round"], 1);
         assert!(v["results"][1]["cpu"]["gateway_s_per_gb"].is_f64());
         assert!(v["results"][1]["per_call"]["tun_rx"].as_f64().unwrap() >= 1.0);
         assert!(v["results"][1]["nc_data_sent"].as_u64().unwrap() > 0);
+    }
+
+    #[test]
+    fn tunnel_and_cipher_flags() {
+        let parsed = |args: &[&str]| {
+            let a = Cli::parse_from(std::iter::once("x").chain(args.iter().copied())).args;
+            cipher(&a).map(|c| c.map(|c| c.to_string()))
+        };
+        assert_eq!(parsed(&[]).unwrap(), None);
+        assert_eq!(
+            parsed(&["--tunnel", "secure"]).unwrap(),
+            Some("auto".into())
+        );
+        assert_eq!(
+            parsed(&["--tunnel", "secure", "--cipher", "aes-256-gcm"]).unwrap(),
+            Some("aes-256-gcm".into())
+        );
+        assert!(parsed(&["--cipher", "aes-256-gcm"]).is_err());
     }
 
     #[test]

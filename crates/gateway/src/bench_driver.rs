@@ -13,9 +13,11 @@
 //!   synthesises them from the peer's NC-ACKs);
 //! * the **remote peer** (`peer.rs`): a sans-IO `tcpnc_proto::Engine` with the gateway's own
 //!   engine configuration ([`crate::peer_engine::engine_config`]) behind the gateway's own
-//!   [`Envelope`](crate::security::Envelope) in integrity mode (`insecure = true`: CRC-32C,
-//!   `tcpnc_tunnel::integrity`), fed the gateway's datagrams from the fake network, its
-//!   frames (NC-ACKs, or in mode off the receiver's ACKs in BYPASS frames) sent back;
+//!   [`Envelope`](crate::security::Envelope), in integrity mode (`insecure = true`: CRC-32C,
+//!   `tcpnc_tunnel::integrity`) or, with [`DriverOptions::cipher`], with fresh keys on both
+//!   sides (a Noise handshake, then AEAD transport), fed the gateway's datagrams from the fake
+//!   network, its frames (NC-ACKs, or in mode off the receiver's ACKs in BYPASS frames) sent
+//!   back;
 //! * the **receiving TCP** behind the peer (`tcp.rs`): checks that every byte arrives in
 //!   order and equal to the pattern (integrity), ACKs as a TCP would (every second segment),
 //!   its ACKs handed to the peer engine's `handle_local`.
@@ -41,6 +43,7 @@ use thiserror::Error;
 
 use crate::config::{ConfigError, MAX_WORKERS};
 use crate::error::GatewayError;
+use crate::security::CipherSetting;
 use crate::stats::{GatewayCounters, GatewayDrops, Snapshot};
 
 pub use tcp::{MAX_MSS, MIN_MSS, RETRANSMIT_TIMEOUT};
@@ -73,11 +76,16 @@ pub struct DriverOptions {
     pub timeout: Duration,
     /// Bound on a period without any byte acknowledged or received.
     pub stall: Duration,
+    /// The tunnel between the gateway and the peer: `None`, the integrity envelope
+    /// (`insecure = true`, CRC-32C: the engine's own cost); `Some(cipher)`, fresh keys on both
+    /// sides, a Noise IKpsk2 handshake and transport sealed with `cipher` (what a deployment
+    /// runs; the gateway's share then includes its AEAD).
+    pub cipher: Option<CipherSetting>,
 }
 
 impl Default for DriverOptions {
     /// nc, W 12, R 1.0, one flow of 200 MB, one worker, MSS 1360, 1 MiB in flight, 300 s
-    /// bound, 10 s stall bound.
+    /// bound, 10 s stall bound, the integrity envelope.
     fn default() -> Self {
         DriverOptions {
             mode: CodingMode::Nc,
@@ -90,6 +98,7 @@ impl Default for DriverOptions {
             inflight: 1 << 20,
             timeout: Duration::from_secs(300),
             stall: Duration::from_secs(10),
+            cipher: None,
         }
     }
 }
@@ -106,7 +115,17 @@ impl DriverOptions {
     /// Checks the options and the gateway configuration they make (W, R), without running.
     pub fn validate(&self) -> Result<(), DriverError> {
         self.check()?;
-        rig::gateway_config(self).map(drop)
+        let keys = rig::Keys::for_options(self)?;
+        rig::gateway_config(self, keys.as_ref()).map(drop)
+    }
+
+    /// `insecure (integrity envelope, CRC-32C)` or `secure (Noise IKpsk2, aes-256-gcm)`: the
+    /// tunnel this case runs, with the cipher this CPU resolves `auto` to.
+    pub fn tunnel(&self) -> String {
+        match self.cipher {
+            None => "insecure (integrity envelope, CRC-32C)".into(),
+            Some(c) => format!("secure (Noise IKpsk2, {})", c.resolve()),
+        }
     }
 
     fn check(&self) -> Result<(), DriverError> {
@@ -283,6 +302,8 @@ pub struct DriverReport {
     pub case: String,
     /// `off` or `nc`.
     pub mode: String,
+    /// The tunnel ([`DriverOptions::tunnel`]).
+    pub tunnel: String,
     /// W (mode nc).
     pub window: Option<u16>,
     /// R (mode nc).
@@ -325,6 +346,9 @@ pub struct DriverReport {
     pub worker_items: Vec<u64>,
     /// The gateway's final counters (whole run, handshakes included).
     pub gateway: GatewayCounters,
+    /// The gateway's tunnel counters (its snapshot's `tunnel`): drops by reason and, with a
+    /// secure tunnel, handshakes, sessions by cipher, datagrams sealed and opened.
+    pub gateway_tunnel: serde_json::Value,
 }
 
 /// Runs one case; see the module documentation.
@@ -371,6 +395,7 @@ fn report(
     DriverReport {
         case: opts.label(),
         mode: opts.mode.name().into(),
+        tunnel: opts.tunnel(),
         window: nc.then_some(opts.window),
         redundancy: nc.then_some(opts.redundancy),
         flows: opts.flows,
@@ -404,5 +429,6 @@ fn report(
         drops: GatewayDrops::of(snap),
         worker_items: snap.worker_items.clone(),
         gateway: snap.gateway,
+        gateway_tunnel: snap.tunnel.clone(),
     }
 }

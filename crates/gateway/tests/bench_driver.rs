@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use tcpnc_gateway::bench_driver::{DriverError, DriverOptions, DriverReport, run};
+use tcpnc_gateway::security::CipherSetting;
 use tcpnc_proto::settings::CodingMode;
+use tcpnc_tunnel::cipher::Cipher;
 
 fn opts(mode: CodingMode, flows: usize, workers: usize) -> DriverOptions {
     DriverOptions {
@@ -43,6 +45,30 @@ fn nc_codes_every_byte_through_the_gateway() {
         r.nc_data_sent
     );
     assert_eq!(r.workers, 1);
+}
+
+/// With `cipher`, the gateway and the driver's peer hold fresh keys: the transfer runs over a
+/// Noise session of that cipher, every datagram sealed and opened, none refused.
+#[test]
+fn nc_through_a_secure_tunnel_of_each_cipher() {
+    for (cipher, sessions) in [
+        (Cipher::ChaCha20Poly1305, "sessions_chacha20_poly1305"),
+        (Cipher::Aes256Gcm, "sessions_aes_256_gcm"),
+    ] {
+        let r = run(&DriverOptions {
+            cipher: Some(CipherSetting::Only(cipher)),
+            ..opts(CodingMode::Nc, 1, 1)
+        })
+        .unwrap();
+        clean(&r);
+        assert_eq!(r.tunnel, format!("secure (Noise IKpsk2, {cipher})"));
+        let t = &r.gateway_tunnel;
+        assert!(t[sessions].as_u64().unwrap_or(0) >= 1, "{t}");
+        let sealed = t["sealed"].as_u64().unwrap_or(0);
+        assert!(sealed >= r.nc_data_sent, "{sealed} < {}", r.nc_data_sent);
+        assert!(t["opened"].as_u64().unwrap_or(0) > 0, "{t}");
+        assert_eq!(r.transfer.refused, 0);
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The gateway's remote peer, played in the driver thread: a sans-IO [`Engine`] with the
 //! gateway's own engine configuration, behind the gateway's own [`Envelope`] (the integrity
-//! envelope of `insecure = true`: `tcpnc_tunnel::integrity`, CRC-32C), on a socket of the same
+//! envelope of `insecure = true`: `tcpnc_tunnel::integrity`, CRC-32C; or keys and Noise
+//! sessions, [`super::DriverOptions::cipher`]), on a socket of the same
 //! [`FakeNet`](crate::io::FakeNet) as the gateway's.
 
 use std::io;
@@ -24,7 +25,7 @@ pub(super) struct Peer {
     gateway: SocketAddr,
     rx: Vec<u8>,
     frame: Vec<u8>,
-    /// Datagrams the envelope refused (bad CRC, unknown source).
+    /// Datagrams the envelope refused (bad CRC or tag, unknown source).
     pub(super) refused: u64,
 }
 
@@ -69,10 +70,14 @@ impl Peer {
         Ok(n)
     }
 
-    /// Runs the engine's timers if they are due.
+    /// Runs the engine's and the envelope's timers if they are due (the envelope's: handshake
+    /// retries and keepalives of a secure tunnel).
     pub(super) fn timers(&mut self, now: Duration) {
         if self.engine.poll_timeout().is_some_and(|t| t <= now) {
             self.engine.handle_timeout(now);
+        }
+        if self.envelope.poll_timeout().is_some_and(|t| t <= now) {
+            self.envelope.handle_timeout(now);
         }
     }
 

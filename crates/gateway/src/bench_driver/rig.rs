@@ -1,5 +1,6 @@
 //! The bench's rig: the gateway's configuration (the same [`RawConfig`] a lab writes), the
-//! gateway on a fake TUN and a fake network, and the peer's engine and envelope.
+//! gateway on a fake TUN and a fake network, and the peer's engine and envelope (with fresh
+//! keys on both sides when the options ask for a secure tunnel).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use crate::io::{FakeNet, FakeTunHandle, fake_tun};
 use crate::peer_engine::{engine_config, shards_for};
 use crate::security::{Envelope, Security};
 use crate::{Gateway, GatewayHandle, GatewayOptions};
+use tcpnc_tunnel::Key;
 
 /// The gateway's address on the fake network.
 const GATEWAY: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(LOOPBACK), 51_820);
@@ -35,7 +37,8 @@ pub(super) struct Rig {
 impl Rig {
     /// Builds the configuration, starts the gateway, makes the peer.
     pub(super) fn start(o: &DriverOptions) -> Result<Rig, DriverError> {
-        let config = gateway_config(o)?;
+        let keys = Keys::for_options(o)?;
+        let config = gateway_config(o, keys.as_ref())?;
         let net = FakeNet::new();
         // A fake socket drops what does not fit, like UDP: room for every flow's whole flight
         // (R + 1 datagrams per segment) so that no datagram is lost on the way.
@@ -62,7 +65,7 @@ impl Rig {
         let gateway = Gateway::with_shards(opts, tun, gateway_udp, config.peers.clone(), shards)?;
         let engine = Engine::new(engine_config(&config), PEER_SEED)
             .map_err(|e| DriverError::Engine(e.to_string()))?;
-        let envelope = peer_envelope()?;
+        let envelope = peer_envelope(o, keys.as_ref())?;
         Ok(Rig {
             gateway: Some(gateway.spawn()),
             tun: handle,
@@ -71,9 +74,38 @@ impl Rig {
     }
 }
 
-/// The gateway's configuration: `insecure = true`, the peer at [`PEER`] owning [`REMOTE`],
-/// coding as the options say (W and a fixed R in mode nc).
-pub(super) fn gateway_config(o: &DriverOptions) -> Result<Config, DriverError> {
+/// The static keys of a run with a secure tunnel: the gateway's and the peer's, fresh.
+pub(super) struct Keys {
+    gateway: Key,
+    peer: Key,
+}
+
+impl Keys {
+    /// Fresh keys when the options ask for a secure tunnel.
+    pub(super) fn for_options(o: &DriverOptions) -> Result<Option<Keys>, DriverError> {
+        if o.cipher.is_none() {
+            return Ok(None);
+        }
+        let key = || Key::generate().map_err(|e| DriverError::Envelope(e.to_string()));
+        Ok(Some(Keys {
+            gateway: key()?,
+            peer: key()?,
+        }))
+    }
+}
+
+/// Public half of `k`.
+fn public(k: &Key) -> Result<Key, DriverError> {
+    k.public().map_err(|e| DriverError::Envelope(e.to_string()))
+}
+
+/// The gateway's configuration: the peer at [`PEER`] owning [`REMOTE`], coding as the options
+/// say (W and a fixed R in mode nc); `insecure = true`, or with `keys` the gateway's private
+/// key, the peer's public key and the options' cipher.
+pub(super) fn gateway_config(
+    o: &DriverOptions,
+    keys: Option<&Keys>,
+) -> Result<Config, DriverError> {
     let coding = match o.mode {
         CodingMode::Nc => {
             let policies = PolicyOverrides {
@@ -92,7 +124,9 @@ pub(super) fn gateway_config(o: &DriverOptions) -> Result<Config, DriverError> {
             listen: GATEWAY.to_string(),
             routes: Some(false),
             workers: Some(o.workers),
-            insecure: Some(true),
+            insecure: keys.is_none().then_some(true),
+            private_key: keys.map(|k| k.gateway.to_string()),
+            cipher: o.cipher.filter(|_| keys.is_some()).map(|c| c.to_string()),
             ..Default::default()
         },
         coding,
@@ -101,23 +135,34 @@ pub(super) fn gateway_config(o: &DriverOptions) -> Result<Config, DriverError> {
             endpoint: Some(PEER.to_string()),
             allowed_ips: vec![format!("{REMOTE}/32")],
             keepalive_secs: Some(0),
-            public_key: None,
+            public_key: keys
+                .map(|k| public(&k.peer))
+                .transpose()?
+                .map(|k| k.to_string()),
             preshared_key: None,
         }],
     };
     Ok(raw.validate()?)
 }
 
-/// The peer's envelope: integrity mode, its one peer the gateway.
-fn peer_envelope() -> Result<Envelope, DriverError> {
+/// The peer's envelope, its one peer the gateway: integrity mode, or with `keys` the peer's
+/// private key, the gateway's public key and the options' cipher.
+fn peer_envelope(o: &DriverOptions, keys: Option<&Keys>) -> Result<Envelope, DriverError> {
     let gateway = crate::config::Peer {
         name: "gateway".into(),
         endpoint: Some(GATEWAY),
         allowed_ips: Vec::new(),
         keepalive_secs: 0,
-        public_key: None,
+        public_key: keys.map(|k| public(&k.gateway)).transpose()?,
         preshared_key: None,
     };
-    Envelope::new(&Security::Insecure, &[gateway], Duration::ZERO)
+    let security = match (keys, o.cipher) {
+        (Some(k), Some(cipher)) => Security::Keys {
+            private: k.peer,
+            cipher,
+        },
+        _ => Security::Insecure,
+    };
+    Envelope::new(&security, &[gateway], Duration::ZERO)
         .map_err(|e| DriverError::Envelope(e.to_string()))
 }
