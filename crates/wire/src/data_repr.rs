@@ -4,7 +4,7 @@
 use crate::bytes::{put_u16, put_u32, room};
 use crate::data::{DataPacket, field, flags};
 use crate::frame::{FrameType, check_preamble, write_preamble};
-use crate::ranges::{Coefficients, RangeForm, SeqRange};
+use crate::ranges::{Coefficients, FormScan, RangeForm, SeqRange};
 use crate::{FlowId, IpVersion, PREAMBLE_LEN, Result, WireError};
 
 /// A validated NC data header.
@@ -85,22 +85,17 @@ impl DataRepr {
         if len0 > u32::from(u16::MAX) {
             return Err(WireError::RangeNotEncodable { index: 0 });
         }
-        let (mut contiguous, mut uniform, mut prev_end) = (n >= 2, n >= 3, first.end);
+        let (mut scan, mut prev_end) = (FormScan::new(len0), first.end);
         for (index, r) in self.ranges.iter().enumerate().skip(1) {
             let len = r.end.wrapping_sub(r.start);
             let gap = r.start.wrapping_sub(prev_end).wrapping_sub(1);
             if len > u32::from(u16::MAX) || gap > 0xFFFF {
                 return Err(WireError::RangeNotEncodable { index });
             }
-            contiguous &= gap == 0;
-            uniform &= index + 1 == n || len == len0;
+            scan.push(gap, len);
             prev_end = r.end;
         }
-        Ok(match (contiguous, uniform) {
-            (false, _) => RangeForm::Gapped,
-            (true, false) => RangeForm::Contiguous,
-            (true, true) => RangeForm::Uniform,
-        })
+        Ok(scan.form())
     }
 
     /// The flags byte this header encodes to.

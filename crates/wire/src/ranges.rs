@@ -38,24 +38,15 @@ impl RangeForm {
     /// n ≥ 2 contiguous ranges, [`RangeForm::Gapped`] otherwise (n ≤ 1 included, where no form
     /// is shorter). "Contiguous" means `Start_i = End_{i−1} + 1` (mod 2^32) for every i ≥ 2.
     pub fn of(ranges: &[SeqRange]) -> RangeForm {
-        let n = ranges.len();
-        if n < 2
-            || !ranges
-                .windows(2)
-                .all(|w| w[1].start == w[0].end.wrapping_add(1))
-        {
+        let Some(first) = ranges.first() else {
             return RangeForm::Gapped;
+        };
+        let mut scan = FormScan::new(first.end.wrapping_sub(first.start));
+        for w in ranges.windows(2) {
+            let gap = w[1].start.wrapping_sub(w[0].end).wrapping_sub(1);
+            scan.push(gap, w[1].end.wrapping_sub(w[1].start));
         }
-        let len0 = ranges[0].end.wrapping_sub(ranges[0].start);
-        if n >= 3
-            && ranges[..n - 1]
-                .iter()
-                .all(|r| r.end.wrapping_sub(r.start) == len0)
-        {
-            RangeForm::Uniform
-        } else {
-            RangeForm::Contiguous
-        }
+        scan.form()
     }
 
     /// Offset of len_i of packet `i` (0-based) of `n` within the range section.
@@ -70,6 +61,54 @@ impl RangeForm {
                     4
                 }
             }
+        }
+    }
+}
+
+/// The canonical-form rule of [`RangeForm::of`] (docs/wire.md section 3) over a range list's
+/// raw fields, one packet at a time: the ranges (`RangeForm::of`), a header being emitted
+/// (`DataRepr`) and a section being parsed (`DataPacket`) all classify through it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FormScan {
+    n: usize,
+    len0: u32,
+    /// The latest packet's length (the only one UNIFORM lets differ, if it is the last).
+    last_len: u32,
+    /// Every gap so far is 0.
+    contiguous: bool,
+    /// Every length before the latest equals the first.
+    uniform: bool,
+}
+
+impl FormScan {
+    /// The scan after packet 1, whose length (`End − Start`) is `len0`.
+    pub(crate) const fn new(len0: u32) -> FormScan {
+        FormScan {
+            n: 1,
+            len0,
+            last_len: len0,
+            contiguous: true,
+            uniform: true,
+        }
+    }
+
+    /// The next packet: its gap after the previous one (`Start_i − End_{i−1} − 1`) and its
+    /// length.
+    pub(crate) fn push(&mut self, gap: u32, len: u32) {
+        self.contiguous &= gap == 0;
+        self.uniform &= self.last_len == self.len0;
+        self.last_len = len;
+        self.n += 1;
+    }
+
+    /// The canonical form of the packets so far.
+    pub(crate) const fn form(&self) -> RangeForm {
+        if self.n < 2 || !self.contiguous {
+            RangeForm::Gapped
+        } else if self.n >= 3 && self.uniform {
+            RangeForm::Uniform
+        } else {
+            RangeForm::Contiguous
         }
     }
 }

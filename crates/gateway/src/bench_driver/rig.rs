@@ -14,7 +14,7 @@ use super::{DriverError, DriverOptions};
 use crate::config::{Config, RawCoding, RawConfig, RawInterface, RawPeer};
 use crate::io::{FakeNet, FakeTunHandle, fake_tun};
 use crate::peer_engine::{engine_config, shards_for};
-use crate::security::{Envelope, Security};
+use crate::security::{CipherSetting, Envelope, Security};
 use crate::{Gateway, GatewayHandle, GatewayOptions};
 use tcpnc_tunnel::Key;
 
@@ -65,7 +65,7 @@ impl Rig {
         let gateway = Gateway::with_shards(opts, tun, gateway_udp, config.peers.clone(), shards)?;
         let engine = Engine::new(engine_config(&config), PEER_SEED)
             .map_err(|e| DriverError::Engine(e.to_string()))?;
-        let envelope = peer_envelope(o, keys.as_ref())?;
+        let envelope = peer_envelope(keys.as_ref())?;
         Ok(Rig {
             gateway: Some(gateway.spawn()),
             tun: handle,
@@ -74,22 +74,24 @@ impl Rig {
     }
 }
 
-/// The static keys of a run with a secure tunnel: the gateway's and the peer's, fresh.
+/// A run's secure tunnel: fresh static keys of the gateway and the peer, and the cipher.
 pub(super) struct Keys {
     gateway: Key,
     peer: Key,
+    cipher: CipherSetting,
 }
 
 impl Keys {
-    /// Fresh keys when the options ask for a secure tunnel.
+    /// Fresh keys when the options ask for a secure tunnel (`cipher`).
     pub(super) fn for_options(o: &DriverOptions) -> Result<Option<Keys>, DriverError> {
-        if o.cipher.is_none() {
+        let Some(cipher) = o.cipher else {
             return Ok(None);
-        }
+        };
         let key = || Key::generate().map_err(|e| DriverError::Envelope(e.to_string()));
         Ok(Some(Keys {
             gateway: key()?,
             peer: key()?,
+            cipher,
         }))
     }
 }
@@ -101,7 +103,7 @@ fn public(k: &Key) -> Result<Key, DriverError> {
 
 /// The gateway's configuration: the peer at [`PEER`] owning [`REMOTE`], coding as the options
 /// say (W and a fixed R in mode nc); `insecure = true`, or with `keys` the gateway's private
-/// key, the peer's public key and the options' cipher.
+/// key, the peer's public key and the cipher.
 pub(super) fn gateway_config(
     o: &DriverOptions,
     keys: Option<&Keys>,
@@ -126,7 +128,7 @@ pub(super) fn gateway_config(
             workers: Some(o.workers),
             insecure: keys.is_none().then_some(true),
             private_key: keys.map(|k| k.gateway.to_string()),
-            cipher: o.cipher.filter(|_| keys.is_some()).map(|c| c.to_string()),
+            cipher: keys.map(|k| k.cipher.to_string()),
             ..Default::default()
         },
         coding,
@@ -146,8 +148,8 @@ pub(super) fn gateway_config(
 }
 
 /// The peer's envelope, its one peer the gateway: integrity mode, or with `keys` the peer's
-/// private key, the gateway's public key and the options' cipher.
-fn peer_envelope(o: &DriverOptions, keys: Option<&Keys>) -> Result<Envelope, DriverError> {
+/// private key, the gateway's public key and the cipher.
+fn peer_envelope(keys: Option<&Keys>) -> Result<Envelope, DriverError> {
     let gateway = crate::config::Peer {
         name: "gateway".into(),
         endpoint: Some(GATEWAY),
@@ -156,12 +158,12 @@ fn peer_envelope(o: &DriverOptions, keys: Option<&Keys>) -> Result<Envelope, Dri
         public_key: keys.map(|k| public(&k.gateway)).transpose()?,
         preshared_key: None,
     };
-    let security = match (keys, o.cipher) {
-        (Some(k), Some(cipher)) => Security::Keys {
+    let security = match keys {
+        Some(k) => Security::Keys {
             private: k.peer,
-            cipher,
+            cipher: k.cipher,
         },
-        _ => Security::Insecure,
+        None => Security::Insecure,
     };
     Envelope::new(&security, &[gateway], Duration::ZERO)
         .map_err(|e| DriverError::Envelope(e.to_string()))
