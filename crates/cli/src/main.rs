@@ -62,7 +62,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
+    let result = run(cli.command);
+    // A lab interrupted by a signal ends with the signal's code once its cleanup is done,
+    // whatever the interrupted work returned (`tcpnc_lab::guard`).
+    tcpnc_lab::guard::exit_if_interrupted();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // One line with the whole chain of causes; never a backtrace for an operator error.

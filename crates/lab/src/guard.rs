@@ -3,8 +3,9 @@
 //! SIGINT/SIGTERM/SIGHUP handler on interruption; plus the root check and `lab clean`.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant};
 
 use crate::error::{LabError, Result};
 use crate::netns;
@@ -25,6 +26,12 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     dirs: Vec::new(),
 });
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The signal that interrupted the lab (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The handler's cleanup is done.
+static CLEANED: AtomicBool = AtomicBool::new(false);
+/// How long [`exit_if_interrupted`] waits for the handler's cleanup at most.
+const CLEANUP_GRACE: Duration = Duration::from_secs(60);
 static HANDLER: Once = Once::new();
 
 fn registry() -> std::sync::MutexGuard<'static, Registry> {
@@ -55,10 +62,12 @@ pub fn install_signal_handler() -> Result<()> {
             Ok(mut signals) => {
                 std::thread::spawn(move || {
                     if let Some(sig) = signals.forever().next() {
+                        SIGNAL.store(sig, Ordering::SeqCst);
                         INTERRUPTED.store(true, Ordering::SeqCst);
                         // Clean up first, and say so without `eprintln!`, which panics (and
                         // would leave everything behind) when stderr is a closed pipe.
                         cleanup_all();
+                        CLEANED.store(true, Ordering::SeqCst);
                         use std::io::Write;
                         let _ = writeln!(std::io::stderr(), "tcpnc lab: signal {sig}, cleaned up");
                         std::process::exit(128 + sig);
@@ -74,6 +83,22 @@ pub fn install_signal_handler() -> Result<()> {
         }
     });
     result
+}
+
+/// When a signal interrupted the lab, waits for the handler's cleanup and exits with
+/// 128+signal; otherwise returns. The handler kills the lab's children first, so the main
+/// thread's work may fail and reach its own exit while the namespaces are still being
+/// deleted: it must neither exit first nor with its own code. Bounded by [`CLEANUP_GRACE`].
+pub fn exit_if_interrupted() {
+    let sig = SIGNAL.load(Ordering::SeqCst);
+    if sig == 0 {
+        return;
+    }
+    let start = Instant::now();
+    while !CLEANED.load(Ordering::SeqCst) && start.elapsed() < CLEANUP_GRACE {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::process::exit(128 + sig);
 }
 
 /// Kills every registered child, deletes every registered namespace and directory.

@@ -66,8 +66,9 @@ impl RangeForm {
 }
 
 /// The canonical-form rule of [`RangeForm::of`] (docs/wire.md section 3) over a range list's
-/// raw fields, one packet at a time: the ranges (`RangeForm::of`), a header being emitted
-/// (`DataRepr`) and a section being parsed (`DataPacket`) all classify through it.
+/// gaps and lengths, one packet at a time: `RangeForm::of` and a header being emitted
+/// (`DataRepr::checked_form`) classify through it. The parser (`DataPacket::decode_ranges`)
+/// keeps one loop per form, faster there, and the fuzz driver checks it against this rule.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct FormScan {
     n: usize,
