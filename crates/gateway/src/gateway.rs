@@ -79,8 +79,6 @@ pub struct Gateway<T: Tun, U: Udp> {
     tx_batch: Vec<(Vec<u8>, SocketAddr)>,
     /// Packets for the TUN, written in one batch per flush (buffers reused).
     tun_tx: TunTx,
-    /// The frame of the datagram being opened (reused).
-    rx_frame: Vec<u8>,
     origin: Instant,
     /// Nonce of the next KEEPALIVE probe.
     next_nonce: u64,
@@ -150,7 +148,6 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             readers: Arc::default(),
             tx_batch: Vec::with_capacity(BATCH),
             tun_tx: TunTx::default(),
-            rx_frame: Vec::with_capacity(MAX_PACKET),
             origin: Instant::now(),
             next_nonce: first_nonce(),
             monitor: Monitor::new(&configured, None),
@@ -304,12 +301,12 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 }
                 let _ = pools.tun.send(batch);
             }
-            Input::Udp(batch) => {
-                for p in batch.packets() {
+            Input::Udp(mut batch) => {
+                for p in batch.packets_mut() {
                     let Some(from) = p.from else { continue };
                     self.counters.udp_rx_datagrams += 1;
                     self.counters.udp_rx_bytes += p.data.len() as u64;
-                    self.on_datagram(now, &p.data, from);
+                    self.on_datagram(now, &mut p.data, from);
                 }
                 let _ = pools.udp.send(batch);
             }
@@ -340,11 +337,12 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         }
     }
 
-    /// An incoming datagram: opened (authenticated) by the envelope before an engine sees it.
-    fn on_datagram(&mut self, now: Duration, datagram: &[u8], from: SocketAddr) {
-        let (i, has_frame) = match self.envelope.open(now, from, datagram, &mut self.rx_frame) {
-            Ok(Opened::Frame(i)) => (i, true),
-            Ok(Opened::Control(i)) => (i, false),
+    /// An incoming datagram: opened (authenticated, in place) by the envelope before an
+    /// engine sees it.
+    fn on_datagram(&mut self, now: Duration, datagram: &mut [u8], from: SocketAddr) {
+        let (i, frame) = match self.envelope.open(now, from, datagram) {
+            Ok(Opened::Frame(i, frame)) => (i, Some(frame)),
+            Ok(Opened::Control(i)) => (i, None),
             Err(tcpnc_tunnel::Drop::UnknownSource) => {
                 self.counters.unknown_source_drops += 1;
                 return;
@@ -358,10 +356,10 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             tracing::info!(peer = %slot.peer.name, "endpoint {from}");
             slot.endpoint = Some(from);
         }
-        if !has_frame {
+        let Some(frame) = frame else {
             return;
-        }
-        let frame = &self.rx_frame;
+        };
+        let frame = &datagram[frame];
         if parse_keepalive(frame).is_some() {
             // Liveness: the engine answers probes (and reports replies).
             self.counters.keepalives_rx += 1;

@@ -49,6 +49,11 @@ impl Batch {
         &self.packets[..self.len]
     }
 
+    /// The valid packets, to be worked on in place (datagrams are opened where they are).
+    pub fn packets_mut(&mut self) -> &mut [Packet] {
+        &mut self.packets[..self.len]
+    }
+
     /// Appends a copy of `data`, reusing a spare buffer when there is one.
     fn push(&mut self, data: &[u8], from: Option<SocketAddr>) {
         match self.packets.get_mut(self.len) {

@@ -234,8 +234,8 @@ const SPARE_BUFFERS: usize = 1024;
 
 /// What an opened datagram holds.
 pub enum Opened {
-    /// A frame for peer `.0`'s engine, in the buffer given to [`Envelope::open`].
-    Frame(usize),
+    /// A frame for peer `.0`'s engine: range `.1` of the datagram given to [`Envelope::open`].
+    Frame(usize, std::ops::Range<usize>),
     /// Authenticated, nothing for the engine (handshake, empty keepalive).
     Control(usize),
 }
@@ -305,32 +305,24 @@ impl Envelope {
         }
     }
 
-    /// Opens a datagram from `from`, a frame into `frame` (replaced; reused between
-    /// datagrams, so opening allocates nothing once warm); a drop is counted here.
-    pub fn open(
-        &mut self,
-        now: Duration,
-        from: SocketAddr,
-        d: &[u8],
-        frame: &mut Vec<u8>,
-    ) -> Result<Opened, Drop> {
+    /// Opens a datagram from `from` where it is (decrypted in place, so opening copies and
+    /// allocates nothing); a frame comes back as its range in `d`. A drop is counted here.
+    pub fn open(&mut self, now: Duration, from: SocketAddr, d: &mut [u8]) -> Result<Opened, Drop> {
         match self {
             Envelope::Integrity(st) => {
                 let r = match st.by_endpoint.get(&from) {
                     None => Err(Drop::UnknownSource),
-                    Some(&i) => tcpnc_tunnel::integrity::open(d).map(|f| {
-                        frame.clear();
-                        frame.extend_from_slice(f);
-                        Opened::Frame(i)
-                    }),
+                    Some(&i) => {
+                        tcpnc_tunnel::integrity::frame_range(d).map(|f| Opened::Frame(i, f))
+                    }
                 };
                 if let Err(e) = &r {
                     st.drops.add(*e);
                 }
                 r
             }
-            Envelope::Secure(t) => match t.receive_into(now, from, d, frame)? {
-                Arrival::Frame { peer } => Ok(Opened::Frame(peer)),
+            Envelope::Secure(t) => match t.receive_in_place(now, from, d)? {
+                Arrival::Frame { peer, frame } => Ok(Opened::Frame(peer, frame)),
                 Arrival::Control { peer } => Ok(Opened::Control(peer)),
             },
         }

@@ -16,7 +16,7 @@
 
 use blake2::digest::{KeyInit, Mac};
 use blake2::{Blake2s256, Blake2sMac, Digest};
-use snow::{Builder, HandshakeState, StatelessTransportState};
+use snow::{Builder, HandshakeState};
 
 use crate::cipher::Cipher;
 use crate::error::{Drop, KeyError};
@@ -25,6 +25,7 @@ use crate::outer::{
     self, Initiation, MAC_LEN, NOISE_INIT_LEN, NOISE_RESP_LEN, Response, TYPE_INITIATION,
     TYPE_RESPONSE,
 };
+use crate::transport_keys::TransportKeys;
 
 /// The prologue both sides mix in: a peer speaking another tunnel version fails the handshake.
 pub const PROLOGUE: &[u8] = b"tcpnc tunnel v1";
@@ -73,7 +74,7 @@ fn noise(e: snow::Error) -> KeyError {
 /// them (AES-256-GCM only from `ring`), `snow`'s own implementations (Curve25519, BLAKE2s, and
 /// ChaCha20-Poly1305 as fallback) for the rest. Both ChaCha20-Poly1305s implement RFC 8439, so
 /// the bytes are the same (the golden vectors check it).
-fn resolver() -> snow::resolvers::BoxedCryptoResolver {
+pub(crate) fn resolver() -> snow::resolvers::BoxedCryptoResolver {
     use snow::resolvers::{DefaultResolver, FallbackResolver, RingResolver};
     Box::new(FallbackResolver::new(
         Box::new(RingResolver),
@@ -223,7 +224,7 @@ pub fn respond(
     psk: &Key,
     sender: u32,
     boot_id: u64,
-) -> Result<(StatelessTransportState, Vec<u8>), Drop> {
+) -> Result<(TransportKeys, Vec<u8>), Drop> {
     let mut hs = a.hs;
     hs.set_psk(2, &psk.0).map_err(|_| Drop::HandshakeFailed)?;
     let mut msg = outer::handshake_header(TYPE_RESPONSE, sender, Some(a.sender));
@@ -233,26 +234,19 @@ pub fn respond(
         .map_err(|_| Drop::HandshakeFailed)?;
     let mac = mac1(&mac1_key(&a.remote), &msg);
     msg.extend_from_slice(&mac);
-    let keys = hs
-        .into_stateless_transport_mode()
-        .map_err(|_| Drop::HandshakeFailed)?;
+    let keys = TransportKeys::from_handshake(&mut hs, a.cipher).ok_or(Drop::HandshakeFailed)?;
     Ok((keys, msg))
 }
 
 /// Reads message 2 (mac1 already checked) and finishes the initiator's handshake: the
 /// session keys and the responder's boot id.
-pub fn read_response(
-    i: Initiator,
-    m: &Response<'_>,
-) -> Result<(StatelessTransportState, u64), Drop> {
+pub fn read_response(i: Initiator, m: &Response<'_>) -> Result<(TransportKeys, u64), Drop> {
     let mut hs = i.hs;
     let mut payload = [0u8; 64];
     let n = hs
         .read_message(m.noise, &mut payload)
         .map_err(|_| Drop::HandshakeFailed)?;
     let boot: [u8; BOOT_ID_LEN] = payload[..n].try_into().map_err(|_| Drop::HandshakeFailed)?;
-    let keys = hs
-        .into_stateless_transport_mode()
-        .map_err(|_| Drop::HandshakeFailed)?;
+    let keys = TransportKeys::from_handshake(&mut hs, i.cipher).ok_or(Drop::HandshakeFailed)?;
     Ok((keys, u64::from_be_bytes(boot)))
 }

@@ -6,6 +6,8 @@
 //! This detects accidents, not attacks: anyone can compute a CRC. Use keys on any path you do
 //! not control.
 
+use std::ops::Range;
+
 use crate::error::Drop;
 use crate::outer::{INTEGRITY_OVERHEAD, Outer, TYPE_INTEGRITY, parse};
 
@@ -27,12 +29,15 @@ pub fn seal_into(frame: &[u8], out: &mut Vec<u8>) {
 
 /// The frame inside an integrity-mode datagram, if its checksum holds.
 pub fn open(datagram: &[u8]) -> Result<&[u8], Drop> {
+    frame_range(datagram).map(|r| &datagram[r])
+}
+
+/// Where the frame is in an integrity-mode datagram, if its checksum holds.
+pub fn frame_range(datagram: &[u8]) -> Result<Range<usize>, Drop> {
     match parse(datagram)? {
-        Outer::Integrity {
-            covered,
-            frame,
-            crc,
-        } if crc32c::crc32c(covered) == crc => Ok(frame),
+        Outer::Integrity { covered, crc, .. } if crc32c::crc32c(covered) == crc => {
+            Ok(1..covered.len())
+        }
         Outer::Integrity { .. } => Err(Drop::BadChecksum),
         _ => Err(Drop::WrongMode),
     }

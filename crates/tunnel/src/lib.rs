@@ -7,15 +7,15 @@
 //!   corrupted or truncated frames are dropped before parsing. No protection against an attacker.
 //! * **Keys** ([`Tunnel`]): a Noise `IKpsk2` handshake ([`handshake`], via `snow`) between static
 //!   Curve25519 keys ([`keys`]), then ChaCha20-Poly1305 or AES-256-GCM ([`cipher`]) transport
-//!   datagrams with an explicit
-//!   64-bit counter ([`session`]) and an RFC 6479 replay window ([`replay`]); WireGuard's rekey
-//!   and retry timers; a handshake rate limit ([`limiter`]). Unauthenticated datagrams are
+//!   datagrams with an explicit 64-bit counter ([`session`], [`transport_keys`]) and an
+//!   RFC 6479 replay window ([`replay`]); WireGuard's rekey and retry timers; a handshake rate limit ([`limiter`]). Unauthenticated datagrams are
 //!   dropped (counted by reason, [`Drop`]) and never answered.
 //!
 //! Sans-IO like the protocol core: time is passed in; only key generation and Noise ephemeral
 //! keys use the operating system's random source (through `snow`). No cryptography is
 //! implemented here: Curve25519, ChaCha20-Poly1305, AES-256-GCM and BLAKE2s come from `snow`
-//! (with `ring`) and `blake2`.
+//! (with `ring`) and `blake2`; the transport datagrams are sealed and opened in place with
+//! `ring`'s AEAD under the handshake's keys ([`transport_keys`]).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -33,6 +33,7 @@ mod peer;
 pub mod replay;
 pub mod session;
 mod stats;
+pub mod transport_keys;
 mod tunnel;
 
 pub use cipher::Cipher;

@@ -1,17 +1,16 @@
-//! One transport session: the two AEAD keys a handshake produced, under its [`Cipher`] (snow's
-//! stateless transport: the nonce is the explicit 64-bit counter of each datagram), the indices,
+//! One transport session: the two AEAD keys a handshake produced, under its [`Cipher`]
+//! ([`TransportKeys`]: the nonce is the explicit 64-bit counter of each datagram, and datagrams
+//! are sealed and opened in place), the indices,
 //! the send counter and the receive replay window; and the time rules (WireGuard §6.1-6.2:
 //! REKEY_AFTER_TIME, REJECT_AFTER_TIME, REKEY_AFTER_MESSAGES, REJECT_AFTER_MESSAGES, ...).
 
 use std::time::Duration;
 
-use snow::StatelessTransportState;
-
 use crate::cipher::Cipher;
-
 use crate::error::Drop;
-use crate::outer::{TAG_LEN, TRANSPORT_HEADER, transport_header};
+use crate::outer::{TRANSPORT_HEADER, transport_header};
 use crate::replay::ReplayWindow;
+use crate::transport_keys::TransportKeys;
 
 /// The protocol's timers and limits (WireGuard's names, §6.1), with the gateway's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +62,7 @@ impl Default for Timers {
 
 /// A session's keys and state.
 pub struct Session {
-    keys: StatelessTransportState,
+    keys: TransportKeys,
     /// Our index: the peer's transport headers carry it.
     pub local: u32,
     /// The peer's index: our transport headers carry it.
@@ -72,7 +71,7 @@ pub struct Session {
     pub created: Duration,
     /// Whether we initiated the handshake (only the initiator rekeys on time).
     pub initiator: bool,
-    /// The handshake's cipher, which `keys` use (the default until the tunnel sets it).
+    /// The handshake's cipher, which `keys` use.
     pub cipher: Cipher,
     next_counter: u64,
     replay: ReplayWindow,
@@ -81,7 +80,7 @@ pub struct Session {
 impl Session {
     /// A fresh session.
     pub fn new(
-        keys: StatelessTransportState,
+        keys: TransportKeys,
         local: u32,
         remote: u32,
         created: Duration,
@@ -89,7 +88,7 @@ impl Session {
     ) -> Self {
         Session {
             initiator: keys.is_initiator(),
-            cipher: Cipher::default(),
+            cipher: keys.cipher(),
             keys,
             local,
             remote,
@@ -128,19 +127,16 @@ impl Session {
         self.seal_into(frame, &mut d).then_some(d)
     }
 
-    /// [`Session::seal`] into `out` (replaced; no allocation when its capacity suffices).
-    /// `false` when the cipher refused (nothing sealed, the counter unchanged).
+    /// [`Session::seal`] into `out` (replaced; no allocation when its capacity suffices): the
+    /// header and the frame written once, then sealed where they are. `false` when the
+    /// cipher refused (nothing sealed, the counter unchanged).
     pub fn seal_into(&mut self, frame: &[u8], out: &mut Vec<u8>) -> bool {
         let counter = self.next_counter;
         out.clear();
-        out.resize(TRANSPORT_HEADER + frame.len() + TAG_LEN, 0);
-        out[..TRANSPORT_HEADER].copy_from_slice(&transport_header(self.remote, counter));
-        match self
-            .keys
-            .write_message(counter, frame, &mut out[TRANSPORT_HEADER..])
-        {
-            Ok(n) => {
-                out.truncate(TRANSPORT_HEADER + n);
+        out.extend_from_slice(&transport_header(self.remote, counter));
+        out.extend_from_slice(frame);
+        match self.keys.seal_in_place(counter, out, TRANSPORT_HEADER) {
+            Ok(()) => {
                 self.next_counter += 1;
                 true
             }
@@ -157,32 +153,31 @@ impl Session {
         now: Duration,
         t: &Timers,
     ) -> Result<Vec<u8>, Drop> {
-        let mut frame = Vec::new();
-        self.open_into(counter, sealed, now, t, &mut frame)?;
+        let mut frame = sealed.to_vec();
+        let n = self.open_in_place(counter, &mut frame, now, t)?;
+        frame.truncate(n);
         Ok(frame)
     }
 
-    /// [`Session::open`] into `frame` (replaced; no allocation when its capacity suffices).
-    pub fn open_into(
+    /// [`Session::open`] in place: `sealed` (ciphertext and tag) is decrypted where it is and
+    /// the frame's length returned (the frame is `sealed[..len]`). On failure `sealed` is
+    /// unspecified and the replay window unchanged.
+    pub fn open_in_place(
         &mut self,
         counter: u64,
-        sealed: &[u8],
+        sealed: &mut [u8],
         now: Duration,
         t: &Timers,
-        frame: &mut Vec<u8>,
-    ) -> Result<(), Drop> {
+    ) -> Result<usize, Drop> {
         if self.expired(now, t) {
             return Err(Drop::Expired);
         }
         self.replay.check(counter)?;
-        frame.clear();
-        frame.resize(sealed.len(), 0);
         let n = self
             .keys
-            .read_message(counter, sealed, frame)
+            .open_in_place(counter, sealed)
             .map_err(|_| Drop::BadTag)?;
         self.replay.accept(counter)?;
-        frame.truncate(n);
-        Ok(())
+        Ok(n)
     }
 }

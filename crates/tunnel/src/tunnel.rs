@@ -9,7 +9,8 @@
 //! unauthenticated datagram. Outgoing: [`Tunnel::send`] seals a frame (or stages it and starts a
 //! handshake); [`Tunnel::poll_transmit`] yields every datagram to send.
 //!
-//! Buffers: [`Tunnel::receive_into`] opens into the caller's buffer and sent datagrams can be
+//! Buffers: [`Tunnel::receive_in_place`] opens a datagram where it is (the frame is a range of
+//! the caller's buffer) and sent datagrams can be
 //! handed back with [`Tunnel::recycle`] to be sealed into again, so a driver that does both
 //! allocates nothing per datagram once warm.
 
@@ -22,7 +23,7 @@ use crate::error::{Drop, KeyError};
 use crate::handshake::{self, mac1_key, mac1_ok, tai64n};
 use crate::keys::Key;
 use crate::limiter::{Limiter, Limits};
-use crate::outer::{self, Initiation, Outer, Response, Transport};
+use crate::outer::{self, Initiation, Outer, Response};
 use crate::peer::{Peer, PeerKeys, Pending, Slot};
 use crate::session::{Session, Timers};
 use crate::stats::TunnelStats;
@@ -70,14 +71,15 @@ pub struct Transmit {
     pub datagram: Vec<u8>,
 }
 
-/// An authenticated datagram, as [`Tunnel::receive_into`] reports it (a frame is in the
-/// caller's buffer).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An authenticated datagram, as [`Tunnel::receive_in_place`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Arrival {
     /// A frame for the peer's engine.
     Frame {
         /// The peer.
         peer: usize,
+        /// Where the frame is in the opened datagram.
+        frame: std::ops::Range<usize>,
     },
     /// Nothing for the engine (see [`Received::Control`]).
     Control {
@@ -356,26 +358,34 @@ impl Tunnel {
         }
     }
 
-    /// Reads one datagram from `from`.
+    /// Reads one datagram from `from` (a copy of it is opened; see
+    /// [`Tunnel::receive_in_place`]).
     pub fn receive(&mut self, now: Duration, from: SocketAddr, d: &[u8]) -> Result<Received, Drop> {
-        let mut frame = Vec::new();
-        Ok(match self.receive_into(now, from, d, &mut frame)? {
-            Arrival::Frame { peer } => Received::Frame { peer, frame },
+        let mut buf = d.to_vec();
+        Ok(match self.receive_in_place(now, from, &mut buf)? {
+            Arrival::Frame { peer, frame } => Received::Frame {
+                peer,
+                frame: buf[frame].to_vec(),
+            },
             Arrival::Control { peer } => Received::Control { peer },
         })
     }
 
-    /// [`Tunnel::receive`] with the frame opened into `frame` (replaced; no allocation when
-    /// its capacity suffices; its contents are unspecified unless a frame arrived).
-    pub fn receive_into(
+    /// Reads one datagram from `from`, a transport datagram decrypted where it is: a frame
+    /// arrives as its range in `d` (the rest of `d`, and all of it after a drop, is
+    /// unspecified).
+    pub fn receive_in_place(
         &mut self,
         now: Duration,
         from: SocketAddr,
-        d: &[u8],
-        frame: &mut Vec<u8>,
+        d: &mut [u8],
     ) -> Result<Arrival, Drop> {
         let r = match outer::parse(d) {
-            Ok(Outer::Transport(m)) => self.on_transport(now, &m, frame),
+            Ok(Outer::Transport(m)) => {
+                let (receiver, counter) = (m.receiver, m.counter);
+                let sealed = &mut d[outer::TRANSPORT_HEADER..];
+                self.on_transport(now, receiver, counter, sealed)
+            }
             Ok(Outer::Initiation(m)) => self.on_initiation(now, from, &m),
             Ok(Outer::Response(m)) => self.on_response(now, from, &m),
             Ok(Outer::Integrity { .. }) => Err(Drop::WrongMode),
@@ -387,17 +397,20 @@ impl Tunnel {
         r
     }
 
+    /// A transport datagram for session `receiver`; `sealed` is opened in place (the frame
+    /// starts [`outer::TRANSPORT_HEADER`] bytes into the datagram).
     fn on_transport(
         &mut self,
         now: Duration,
-        m: &Transport<'_>,
-        frame: &mut Vec<u8>,
+        receiver: u32,
+        counter: u64,
+        sealed: &mut [u8],
     ) -> Result<Arrival, Drop> {
         let t = self.timers;
-        let &peer = self.by_index.get(&m.receiver).ok_or(Drop::UnknownIndex)?;
+        let &peer = self.by_index.get(&receiver).ok_or(Drop::UnknownIndex)?;
         let p = &mut self.peers[peer];
-        let (session, slot) = p.session_mut(m.receiver).ok_or(Drop::UnknownIndex)?;
-        session.open_into(m.counter, m.sealed, now, &t, frame)?;
+        let (session, slot) = p.session_mut(receiver).ok_or(Drop::UnknownIndex)?;
+        let len = session.open_in_place(counter, sealed, now, &t)?;
         let rekey = slot == Slot::Current
             && session.initiator
             && now.saturating_sub(session.created)
@@ -416,12 +429,16 @@ impl Tunnel {
             self.initiate(now, peer, now);
         }
         let p = &mut self.peers[peer];
-        let arrival = if frame.is_empty() {
+        let arrival = if len == 0 {
             self.stats.keepalives_received += 1;
             Arrival::Control { peer }
         } else {
             p.owe_keepalive_since.get_or_insert(now);
-            Arrival::Frame { peer }
+            let at = outer::TRANSPORT_HEADER;
+            Arrival::Frame {
+                peer,
+                frame: at..at + len,
+            }
         };
         if slot == Slot::Next {
             self.complete_as_responder(now, peer);
@@ -453,7 +470,7 @@ impl Tunnel {
         {
             return Err(Drop::StaleInitiation);
         }
-        let (timestamp, boot_id, cipher) = (a.timestamp, a.boot_id, a.cipher);
+        let (timestamp, boot_id) = (a.timestamp, a.boot_id);
         let remote = a.sender;
         let sender = self.new_index(peer);
         let psk = self.peers[peer].keys.psk;
@@ -468,8 +485,7 @@ impl Tunnel {
         p.last_timestamp = Some(timestamp);
         self.note_boot(peer, boot_id);
         let p = &mut self.peers[peer];
-        let mut session = Session::new(keys, sender, remote, now, &self.timers);
-        session.cipher = cipher;
+        let session = Session::new(keys, sender, remote, now, &self.timers);
         let displaced = p.install_next(session);
         self.free(displaced);
         self.stats.responses_sent += 1;
@@ -513,8 +529,7 @@ impl Tunnel {
             }
         };
         self.note_boot(peer, boot_id);
-        let mut session = Session::new(keys, local, m.sender, now, &self.timers);
-        session.cipher = cipher;
+        let session = Session::new(keys, local, m.sender, now, &self.timers);
         let freed = self.peers[peer].install_current(session);
         self.free(freed);
         self.stats.sessions_initiated += 1;

@@ -24,7 +24,6 @@ pub(super) struct Peer {
     udp: FakeUdp,
     gateway: SocketAddr,
     rx: Vec<u8>,
-    frame: Vec<u8>,
     /// Datagrams the envelope refused (bad CRC or tag, unknown source).
     pub(super) refused: u64,
 }
@@ -42,7 +41,6 @@ impl Peer {
             udp,
             gateway,
             rx: vec![0; MAX_PACKET],
-            frame: Vec::with_capacity(MAX_PACKET),
             refused: 0,
         }
     }
@@ -58,11 +56,8 @@ impl Peer {
             };
             timeout = Duration::ZERO;
             n += 1;
-            match self
-                .envelope
-                .open(now, from, &self.rx[..len], &mut self.frame)
-            {
-                Ok(Opened::Frame(_)) => self.engine.handle_datagram(now, &self.frame),
+            match self.envelope.open(now, from, &mut self.rx[..len]) {
+                Ok(Opened::Frame(_, frame)) => self.engine.handle_datagram(now, &self.rx[frame]),
                 Ok(Opened::Control(_)) => {}
                 Err(_) => self.refused += 1,
             }
