@@ -37,9 +37,54 @@ pub fn combine<'a, I>(
 where
     I: Iterator<Item = &'a [u8]> + Clone,
 {
-    let (count, len) = symbols
-        .clone()
-        .fold((0u64, 0usize), |(n, len), s| (n + 1, len.max(s.len())));
+    check(symbols.clone(), coefficients)?;
+    out.clear();
+    combine_append(symbols, coefficients, out)
+}
+
+/// [`combine`] appended after what `out` already holds (a frame's header, so the sender
+/// combines straight into the frame): the bytes before are kept, and the combination's length
+/// is returned. Fails, leaving `out` untouched, as [`combine`] does.
+pub fn combine_append<'a, I>(
+    symbols: I,
+    coefficients: Coefficients<'_>,
+    out: &mut Vec<u8>,
+) -> Result<usize, EncodeError>
+where
+    I: Iterator<Item = &'a [u8]> + Clone,
+{
+    let len = check(symbols.clone(), coefficients)?;
+    let start = out.len();
+    out.resize(start + len, 0);
+    let dst = &mut out[start..];
+    match coefficients {
+        Coefficients::Explicit(coefs) => {
+            let mut rest = coefs;
+            accumulate_batched(dst, symbols, |batch| {
+                let (head, tail) = rest.split_at(batch.len());
+                batch.copy_from_slice(head);
+                rest = tail;
+            });
+        }
+        Coefficients::Seeded(seed) => {
+            let mut stream = CoefficientStream::new(seed);
+            accumulate_batched(dst, symbols, |batch| {
+                for c in batch {
+                    *c = stream.next_coefficient();
+                }
+            });
+        }
+    }
+    Ok(len)
+}
+
+/// The length of the combination of `symbols` (the longest), or why there is none: no
+/// symbols, or explicit coefficients not one per symbol.
+fn check<'a>(
+    symbols: impl Iterator<Item = &'a [u8]>,
+    coefficients: Coefficients<'_>,
+) -> Result<usize, EncodeError> {
+    let (count, len) = symbols.fold((0u64, 0usize), |(n, len), s| (n + 1, len.max(s.len())));
     if count == 0 {
         return Err(EncodeError::EmptyRange);
     }
@@ -50,26 +95,6 @@ where
             expected: count,
             got: coefs.len(),
         });
-    }
-    out.clear();
-    out.resize(len, 0);
-    match coefficients {
-        Coefficients::Explicit(coefs) => {
-            let mut rest = coefs;
-            accumulate_batched(out, symbols, |batch| {
-                let (head, tail) = rest.split_at(batch.len());
-                batch.copy_from_slice(head);
-                rest = tail;
-            });
-        }
-        Coefficients::Seeded(seed) => {
-            let mut stream = CoefficientStream::new(seed);
-            accumulate_batched(out, symbols, |batch| {
-                for c in batch {
-                    *c = stream.next_coefficient();
-                }
-            });
-        }
     }
     Ok(len)
 }
@@ -251,5 +276,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out, vec![7, 8]);
+    }
+
+    /// Appending keeps what the buffer held and adds exactly what `combine` writes; a refused
+    /// combination leaves the buffer alone.
+    #[test]
+    fn append_keeps_the_prefix() {
+        let symbols: [&[u8]; 3] = [&[1, 2, 3], &[4, 5], &[6, 7, 8, 9]];
+        for coefficients in [
+            Coefficients::Explicit(&[3, 0, 200]),
+            Coefficients::Seeded(77),
+        ] {
+            let mut alone = vec![0xaa; 5];
+            combine(symbols.iter().copied(), coefficients, &mut alone).unwrap();
+            let mut framed = vec![0xee, 0xff];
+            let n = combine_append(symbols.iter().copied(), coefficients, &mut framed).unwrap();
+            assert_eq!(n, 4);
+            assert_eq!(&framed[..2], &[0xee, 0xff]);
+            assert_eq!(&framed[2..], &alone[..]);
+        }
+        let mut framed = vec![1];
+        assert!(combine_append([].into_iter(), Coefficients::Seeded(1), &mut framed).is_err());
+        assert_eq!(framed, vec![1]);
     }
 }

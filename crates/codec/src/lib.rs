@@ -60,7 +60,7 @@ mod error;
 pub mod fuzzing;
 mod prng;
 
-pub use combine::{Coefficients, combine};
+pub use combine::{Coefficients, combine, combine_append};
 pub use decoder::{Decoder, DecoderConfig, Dropped, Outcome, Receipt, SymbolState};
 pub use encoder::{CodingScheme, Emission, EmissionKind, Encoder, EncoderConfig};
 pub use error::{DecodeError, EncodeError};

@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use tcpnc_wire::{AckRepr, BypassRepr, FlowId, FrameRepr};
+use tcpnc_wire::{AckRepr, BypassRepr, DataRepr, FlowId, FrameRepr};
 
 use crate::coalesce::{AckMark, AckSlots, PidSpan, Push};
 use crate::config::Limits;
@@ -94,6 +94,23 @@ impl Output {
     pub fn transmit_frame(&mut self, frame: &FrameRepr<'_>) -> bool {
         self.encode(frame)
             .is_some_and(|v| self.push_transmit(v, Push::Other))
+    }
+
+    /// Emits a DATA frame whose payload `payload` appends straight after the header (the
+    /// sender combines into the frame, not into a scratch copied over). `None`, with nothing
+    /// queued, when the header cannot be encoded or `payload` fails; otherwise whether the
+    /// queue took it.
+    pub fn transmit_data(
+        &mut self,
+        header: &DataRepr,
+        payload: impl FnOnce(&mut Vec<u8>) -> bool,
+    ) -> Option<bool> {
+        let mut v = self.buffer();
+        if header.encode_header_into(&mut v).is_err() || !payload(&mut v) {
+            self.recycle(v);
+            return None;
+        }
+        Some(self.push_transmit(v, Push::Other))
     }
 
     /// `frame` encoded into a reused buffer (`None` only for a frame that cannot be encoded).

@@ -215,6 +215,18 @@ impl DataRepr {
         Ok(())
     }
 
+    /// The header alone into `out` (replaced; no allocation when its capacity suffices), for
+    /// the payload to be appended after it: the sender combines straight into the frame
+    /// ([`FrameRepr::encode_into`](crate::FrameRepr::encode_into) appends a given payload).
+    /// Fails, leaving `out` untouched, as [`DataRepr::emit`] does.
+    pub fn encode_header_into(&self, out: &mut Vec<u8>) -> Result<usize> {
+        let form = self.checked_form()?;
+        out.clear();
+        out.resize(self.len_in(form), 0);
+        self.write(&mut DataPacket::new_unchecked(&mut out[..]), form);
+        Ok(out.len())
+    }
+
     /// Writes the header in `form`, which must be [`DataRepr::checked_form`]'s answer, to a
     /// buffer of at least [`DataRepr::len_in`] `form` bytes.
     pub(crate) fn write<T: AsRef<[u8]> + AsMut<[u8]>>(

@@ -284,15 +284,13 @@ impl<'a> FrameRepr<'a> {
     /// rather than copied over zeroes, and its ranges are walked once (a sender encodes every
     /// coded packet this way). On error `out` holds unspecified bytes.
     pub fn encode_into(&self, out: &mut Vec<u8>) -> Result<usize> {
-        out.clear();
         match self {
             FrameRepr::Data { header, payload } => {
-                let form = header.checked_form()?;
-                out.resize(header.len_in(form), 0);
-                header.write(&mut DataPacket::new_unchecked(&mut out[..]), form);
+                header.encode_header_into(out)?;
                 out.extend_from_slice(payload);
             }
             _ => {
+                out.clear();
                 out.resize(self.buffer_len(), 0);
                 self.emit(out)?;
             }

@@ -1,10 +1,10 @@
 //! Building the sender's DATA frames: choosing the packets of a combination (the coding window
 //! of an arrival, §III-C, or the whole buffer for a deficit repair, `repair.rs`), fitting them
 //! into the tunnel MTU, drawing the coefficients, and combining the payload through the codec's
-//! one combination routine ([`tcpnc_codec::combine`]).
+//! one combination routine ([`tcpnc_codec::combine_append`], straight into the frame).
 
 use tcpnc_codec::Coefficients as CodecCoefficients;
-use tcpnc_wire::{CoefficientMode, Coefficients, DataRepr, FrameRepr, RangeForm, SeqRange};
+use tcpnc_wire::{CoefficientMode, Coefficients, DataRepr, RangeForm, SeqRange};
 
 use super::SenderHalf;
 use crate::coding_buffer::IndexRange;
@@ -190,9 +190,6 @@ impl SenderHalf {
         };
         let first_index = first.index;
         let coefficients = self.draw_coefficients(cx, range, transport);
-        if !self.combine_payload(range, &coefficients) {
-            return;
-        }
         let pid = self.next_pid;
         let header = DataRepr {
             redundant: kind.redundant,
@@ -204,6 +201,23 @@ impl SenderHalf {
             ranges: self.ranges_of(range),
             coefficients,
         };
+        let codec_coefficients = match &header.coefficients {
+            Coefficients::Seeded(seed) => CodecCoefficients::Seeded(*seed),
+            Coefficients::Systematic | Coefficients::Explicit(_) => {
+                CodecCoefficients::Explicit(&self.coefs)
+            }
+        };
+        // Combined straight into the frame, after its header, through the codec's one
+        // combination routine (the one `tcpnc bench codec` measures); it refuses only a range
+        // that is not of buffered packets.
+        let symbols = self.buffer.range(range).map(|p| p.bytes.as_slice());
+        let queued = cx.out.transmit_data(&header, |out| {
+            tcpnc_codec::combine_append(symbols, codec_coefficients, out).is_ok()
+        });
+        self.ranges_scratch = header.ranges;
+        let Some(queued) = queued else {
+            return;
+        };
         self.next_pid = self.next_pid.wrapping_add(1);
         let new_source = self.newest_sent.is_none_or(|s| range.last > s);
         if new_source {
@@ -214,18 +228,11 @@ impl SenderHalf {
             self.repair.uncount(pid);
         }
         cx.path.flight_cap.on_sent(new_source);
-        let frame = FrameRepr::Data {
-            header,
-            payload: &self.payload,
-        };
-        if cx.out.transmit_frame(&frame) {
+        if queued {
             cx.out.stats.data_sent += 1;
             cx.stats.data_sent += 1;
             cx.stats.redundant_sent += u64::from(kind.redundant);
             cx.stats.repairs_sent += u64::from(kind.repair);
-        }
-        if let FrameRepr::Data { header, .. } = frame {
-            self.ranges_scratch = header.ranges;
         }
     }
 
@@ -265,19 +272,5 @@ impl SenderHalf {
             }
             Some(CoefficientTransport::Seeded) => Coefficients::Seeded(cx.rng.next_u32()),
         }
-    }
-
-    /// Writes the combination of `range` with `coefficients` into `self.payload` through the
-    /// codec's [`tcpnc_codec::combine`] (the routine `tcpnc bench codec` measures); `false` if
-    /// the codec refused it (never for a range of buffered packets).
-    fn combine_payload(&mut self, range: IndexRange, coefficients: &Coefficients) -> bool {
-        let codec_coefficients = match coefficients {
-            Coefficients::Seeded(seed) => CodecCoefficients::Seeded(*seed),
-            Coefficients::Systematic | Coefficients::Explicit(_) => {
-                CodecCoefficients::Explicit(&self.coefs)
-            }
-        };
-        let symbols = self.buffer.range(range).map(|p| p.bytes.as_slice());
-        tcpnc_codec::combine(symbols, codec_coefficients, &mut self.payload).is_ok()
     }
 }

@@ -74,7 +74,6 @@ pub struct SenderHalf {
     peer_window: u32,
     /// Seq of the local TCP's FIN once buffered.
     fin_seq: Option<u32>,
-    payload: Vec<u8>,
     coefs: Vec<u8>,
     /// Scratch for the MTU fit check (`combination.rs`).
     ranges_scratch: Vec<SeqRange>,
@@ -146,7 +145,6 @@ impl SenderHalf {
             nc_ack: None,
             peer_window: 0,
             fin_seq: None,
-            payload: Vec::new(),
             coefs: Vec::new(),
             ranges_scratch: Vec::new(),
             ip_ident: 0,
