@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use tcpnc_wire::{AckRepr, BypassRepr, DataRepr, FlowId, FrameRepr};
+use tcpnc_wire::{AckPacket, AckRepr, BypassRepr, DataRepr, FlowId, FrameRepr};
 
 use crate::coalesce::{AckMark, AckSlots, PidSpan, Push};
 use crate::config::Limits;
@@ -130,9 +130,15 @@ impl Output {
     /// ack and carries no DEPENDENT, PAUSE or U flag; `coalesce.rs`), with the Pid echo of the
     /// flow's NC-ACK before it; the Pid reach is checked here.
     pub fn transmit_ack(&mut self, ack: &AckRepr, replaceable: Option<u32>) -> Queued {
-        let Some(v) = self.encode(&FrameRepr::Ack(*ack)) else {
+        // Encoded on the stack first: a replacing NC-ACK is then written over the queued one
+        // it replaces (a buffer just written, so warm), not into a spare buffer swapped in.
+        let mut scratch = [0u8; AckRepr::MAX_LEN];
+        let Some(bytes) = scratch.get_mut(..ack.buffer_len()) else {
             return Queued::Dropped;
         };
+        if ack.emit(&mut AckPacket::new_unchecked(&mut *bytes)).is_err() {
+            return Queued::Dropped;
+        }
         let push = match replaceable {
             Some(before) => Push::Replaceable(
                 ack.flow,
@@ -149,10 +155,14 @@ impl Output {
         if let Push::Replaceable(flow, mark) = push
             && let Some(i) = self.transmit_acks.replace(flow, mark)
         {
-            let old = std::mem::replace(&mut self.transmit[i], v);
-            self.recycle(old);
+            let queued = &mut self.transmit[i];
+            queued.clear();
+            queued.extend_from_slice(bytes);
             return Queued::Coalesced;
         }
+        let mut v = self.buffer();
+        v.clear();
+        v.extend_from_slice(bytes);
         match self.push_transmit(v, push) {
             true => Queued::Queued,
             false => Queued::Dropped,

@@ -321,6 +321,9 @@ impl AckRepr {
         })
     }
 
+    /// The longest NC-ACK frame: an IPv6 flow's (64 bytes).
+    pub const MAX_LEN: usize = FLOW_OFFSET + IpVersion::V6.flow_len() + field::END;
+
     /// Frame length: 40 bytes (IPv4 flow) or 64 (IPv6).
     pub const fn buffer_len(&self) -> usize {
         FLOW_OFFSET + self.flow.wire_len() + field::END

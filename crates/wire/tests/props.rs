@@ -277,6 +277,7 @@ proptest! {
     fn ack_round_trip(ack in ack_repr()) {
         let bytes = FrameRepr::Ack(ack).to_vec().unwrap();
         prop_assert_eq!(bytes.len(), if ack.flow.src_addr().is_ipv4() { 40 } else { 64 });
+        prop_assert!(bytes.len() <= AckRepr::MAX_LEN && AckRepr::MAX_LEN == 64);
         prop_assert_eq!(FrameRepr::parse(&bytes).unwrap(), FrameRepr::Ack(ack));
         let view = AckPacket::new_checked(&bytes[..]).unwrap();
         prop_assert_eq!(AckRepr::parse(&view).unwrap(), ack);
