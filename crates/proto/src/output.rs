@@ -136,7 +136,10 @@ impl Output {
         let Some(bytes) = scratch.get_mut(..ack.buffer_len()) else {
             return Queued::Dropped;
         };
-        if ack.emit(&mut AckPacket::new_unchecked(&mut *bytes)).is_err() {
+        if ack
+            .emit(&mut AckPacket::new_unchecked(&mut *bytes))
+            .is_err()
+        {
             return Queued::Dropped;
         }
         let push = match replaceable {
