@@ -400,6 +400,14 @@ const ENVELOPE_EXPECTED: &[(&str, &[(&str, &str)])] = &[
             ("tcpnc.envelope.counter", "0"),
         ],
     ),
+    (
+        "aes-transport-keepalive-1",
+        &[
+            ("tcpnc.envelope.type", "0x24"),
+            ("tcpnc.envelope.receiver_index", "0x0a0b0c0d"),
+            ("tcpnc.envelope.counter", "1"),
+        ],
+    ),
 ];
 
 #[test]

@@ -22,7 +22,7 @@ use std::time::Duration;
 use tcpnc_io::{BATCH, RecvSlots};
 
 use crate::io::{Tun, Udp};
-use crate::tun_batch::TunRead;
+use crate::tun_batch::{TunRead, TunRx};
 
 /// How often reader threads and the owner look at the shutdown flag.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -68,6 +68,27 @@ impl Batch {
             }),
         }
         self.len += 1;
+    }
+
+    /// Appends the packets of a TUN read without copying them: each slot's buffer is swapped
+    /// with a spare packet buffer of the batch (TUN batches only ever return to the TUN reader,
+    /// so the buffers circulate between its slots and its batches). A slot gets its length
+    /// back (zero-filling only the few bytes past the last packet it held, or once a whole
+    /// buffer while warming up).
+    fn take_tun(&mut self, rx: &mut TunRx) {
+        let n = rx.len();
+        for (slot, &size) in rx.slots.iter_mut().zip(&rx.sizes).take(n) {
+            if self.len == self.packets.len() {
+                self.packets.push(Packet::default());
+            }
+            let p = &mut self.packets[self.len];
+            let slot_len = slot.len();
+            std::mem::swap(&mut p.data, slot);
+            p.data.truncate(size);
+            p.from = None;
+            slot.resize(slot_len, 0);
+            self.len += 1;
+        }
     }
 
     fn reset(mut self) -> Batch {
@@ -167,7 +188,7 @@ pub(crate) fn spawn_tun_reader<T: Tun>(tun: &Arc<T>, link: ReaderLink) -> JoinHa
             let mut wait = POLL_INTERVAL;
             while b.len < BATCH {
                 match tun.recv_batch(&mut rx, wait) {
-                    Ok(TunRead::Packets) => rx.packets().for_each(|p| b.push(p, None)),
+                    Ok(TunRead::Packets) => b.take_tun(&mut rx),
                     Ok(TunRead::Timeout) => break,
                     Ok(TunRead::Malformed(e)) => {
                         tracing::debug!("TUN read dropped: {e}");
