@@ -37,9 +37,10 @@ pub fn combine<'a, I>(
 where
     I: Iterator<Item = &'a [u8]> + Clone,
 {
-    check(symbols.clone(), coefficients)?;
+    let len = check(symbols.clone(), coefficients)?;
     out.clear();
-    combine_append(symbols, coefficients, out)
+    append_checked(symbols, coefficients, len, out);
+    Ok(len)
 }
 
 /// [`combine`] appended after what `out` already holds (a frame's header, so the sender
@@ -54,6 +55,17 @@ where
     I: Iterator<Item = &'a [u8]> + Clone,
 {
     let len = check(symbols.clone(), coefficients)?;
+    append_checked(symbols, coefficients, len, out);
+    Ok(len)
+}
+
+/// Appends the combination of `symbols`, `len` bytes long ([`check`]'s answer), to `out`.
+fn append_checked<'a>(
+    symbols: impl Iterator<Item = &'a [u8]>,
+    coefficients: Coefficients<'_>,
+    len: usize,
+    out: &mut Vec<u8>,
+) {
     let start = out.len();
     out.resize(start + len, 0);
     let dst = &mut out[start..];
@@ -75,7 +87,6 @@ where
             });
         }
     }
-    Ok(len)
 }
 
 /// The length of the combination of `symbols` (the longest), or why there is none: no
