@@ -297,7 +297,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         match input {
             Input::Tun(batch) => {
                 for p in batch.packets() {
-                    self.on_local(now, &p.data);
+                    self.on_local(now, p.bytes());
                 }
                 let _ = pools.tun.send(batch);
             }
@@ -305,8 +305,9 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 for p in batch.packets_mut() {
                     let Some(from) = p.from else { continue };
                     self.counters.udp_rx_datagrams += 1;
-                    self.counters.udp_rx_bytes += p.data.len() as u64;
-                    self.on_datagram(now, &mut p.data, from);
+                    let datagram = p.bytes_mut();
+                    self.counters.udp_rx_bytes += datagram.len() as u64;
+                    self.on_datagram(now, datagram, from);
                 }
                 let _ = pools.udp.send(batch);
             }

@@ -29,11 +29,26 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// Largest packet or datagram read.
 pub const MAX_PACKET: usize = 65536;
 
-/// One packet or datagram of a batch; `from` is the datagram's source (`None` for TUN).
+/// One packet or datagram of a batch; `from` is the datagram's source (`None` for TUN). The
+/// packet is the first `len` bytes of `buf`: a TUN batch's buffers keep a receive slot's full
+/// length, so that they can be swapped with the slots without zero-filling (`take_tun`).
 #[derive(Debug, Default)]
 pub(crate) struct Packet {
-    pub data: Vec<u8>,
+    buf: Vec<u8>,
+    len: usize,
     pub from: Option<SocketAddr>,
+}
+
+impl Packet {
+    /// The packet's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// The packet's bytes, to be worked on in place.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[..self.len]
+    }
 }
 
 /// Packets read together; the first `len` of `packets` are valid, the rest are spare buffers.
@@ -54,40 +69,39 @@ impl Batch {
         &mut self.packets[..self.len]
     }
 
-    /// Appends a copy of `data`, reusing a spare buffer when there is one.
-    fn push(&mut self, data: &[u8], from: Option<SocketAddr>) {
-        match self.packets.get_mut(self.len) {
-            Some(p) => {
-                p.data.clear();
-                p.data.extend_from_slice(data);
-                p.from = from;
-            }
-            None => self.packets.push(Packet {
-                data: data.to_vec(),
-                from,
-            }),
+    /// The next packet entry (a spare one reused when there is one).
+    fn next_entry(&mut self) -> &mut Packet {
+        if self.len == self.packets.len() {
+            self.packets.push(Packet::default());
         }
         self.len += 1;
+        &mut self.packets[self.len - 1]
+    }
+
+    /// Appends a copy of `data`, reusing a spare buffer when there is one.
+    fn push(&mut self, data: &[u8], from: Option<SocketAddr>) {
+        let p = self.next_entry();
+        p.buf.clear();
+        p.buf.extend_from_slice(data);
+        p.len = data.len();
+        p.from = from;
     }
 
     /// Appends the packets of a TUN read without copying them: each slot's buffer is swapped
-    /// with a spare packet buffer of the batch (TUN batches only ever return to the TUN reader,
-    /// so the buffers circulate between its slots and its batches). A slot gets its length
-    /// back (zero-filling only the few bytes past the last packet it held, or once a whole
-    /// buffer while warming up).
+    /// with a spare packet buffer of the batch. TUN batches only ever return to the TUN reader,
+    /// so the buffers circulate between its slots and its batches and keep a slot's length; a
+    /// shorter one (a new entry, while warming up) is zero-filled to it once.
     fn take_tun(&mut self, rx: &mut TunRx) {
         let n = rx.len();
         for (slot, &size) in rx.slots.iter_mut().zip(&rx.sizes).take(n) {
-            if self.len == self.packets.len() {
-                self.packets.push(Packet::default());
-            }
-            let p = &mut self.packets[self.len];
             let slot_len = slot.len();
-            std::mem::swap(&mut p.data, slot);
-            p.data.truncate(size);
+            let p = self.next_entry();
+            std::mem::swap(&mut p.buf, slot);
+            p.len = size.min(p.buf.len());
             p.from = None;
-            slot.resize(slot_len, 0);
-            self.len += 1;
+            if slot.len() < slot_len {
+                slot.resize(slot_len, 0);
+            }
         }
     }
 
@@ -324,7 +338,7 @@ mod tests {
         };
         shutdown.store(true, Ordering::SeqCst);
         reader.join().unwrap();
-        let got: Vec<&[u8]> = batch.packets().iter().map(|p| &p.data[..]).collect();
+        let got: Vec<&[u8]> = batch.packets().iter().map(Packet::bytes).collect();
         assert_eq!(got.len(), 20);
         assert!(got.iter().enumerate().all(|(i, p)| p == &[i as u8; 40]));
         assert_eq!(counters.tun_rx_calls.load(Ordering::Relaxed), 1);
@@ -375,7 +389,7 @@ mod tests {
         let got: Vec<(Vec<u8>, Option<SocketAddr>)> = batch
             .packets()
             .iter()
-            .map(|p| (p.data.clone(), p.from))
+            .map(|p| (p.bytes().to_vec(), p.from))
             .collect();
         let (a, b) = (
             Some(SocketAddr::from(([10, 0, 0, 1], 5))),
@@ -408,12 +422,46 @@ mod tests {
         let mut b = Batch::default();
         b.push(&[1; 100], None);
         b.push(&[2; 10], None);
-        let ptr = b.packets()[0].data.as_ptr();
+        let ptr = b.packets()[0].bytes().as_ptr();
         let mut b = b.reset();
         assert!(b.packets().is_empty());
         b.push(&[3; 50], None);
         assert_eq!(b.packets().len(), 1);
-        assert_eq!(b.packets()[0].data, vec![3; 50]);
-        assert_eq!(b.packets()[0].data.as_ptr(), ptr);
+        assert_eq!(b.packets()[0].bytes(), &[3; 50][..]);
+        assert_eq!(b.packets()[0].bytes().as_ptr(), ptr);
+    }
+
+    /// A TUN read moves into the batch by swapping buffers: the packets are the slots' bytes
+    /// (at their own lengths), the slots keep their full length, and a second read reuses the
+    /// buffers the first one swapped out (no allocation, nothing copied).
+    #[test]
+    fn take_tun_swaps_buffers_with_the_slots() {
+        let mut rx = TunRx::new(3, 64, false);
+        let fill = |rx: &mut TunRx, sizes: &[usize], byte: u8| {
+            for (i, &n) in sizes.iter().enumerate() {
+                rx.slots[i][..n].fill(byte + i as u8);
+                rx.sizes[i] = n;
+            }
+            rx.len = sizes.len();
+        };
+        fill(&mut rx, &[60, 5, 64], 1);
+        let slot_ptrs: Vec<*const u8> = rx.slots.iter().map(|s| s.as_ptr()).collect();
+        let mut b = Batch::default();
+        b.take_tun(&mut rx);
+        let got: Vec<&[u8]> = b.packets().iter().map(Packet::bytes).collect();
+        assert_eq!(got, vec![&[1; 60][..], &[2; 5][..], &[3; 64][..]]);
+        let got_ptrs: Vec<*const u8> = got.iter().map(|p| p.as_ptr()).collect();
+        assert_eq!(got_ptrs, slot_ptrs, "the slots' buffers, not copies");
+        assert!(rx.slots.iter().all(|s| s.len() == 64));
+        let mut b = b.reset();
+        fill(&mut rx, &[7, 64], 10);
+        let spare_ptrs: Vec<*const u8> = rx.slots[..2].iter().map(|s| s.as_ptr()).collect();
+        b.take_tun(&mut rx);
+        assert_eq!(b.packets().len(), 2);
+        assert_eq!(b.packets()[0].bytes(), &[10; 7][..]);
+        assert_eq!(b.packets()[1].bytes(), &[11; 64][..]);
+        let got_ptrs: Vec<*const u8> = b.packets().iter().map(|p| p.bytes().as_ptr()).collect();
+        assert_eq!(got_ptrs, spare_ptrs);
+        assert!(rx.slots.iter().all(|s| s.len() == 64));
     }
 }
