@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 use tcpnc_gateway::bench_driver::{self, DriverOptions, DriverReport};
 use tcpnc_gateway::security::CipherSetting;
+use tcpnc_lab::speed_summary::median;
 use tcpnc_settings::CodingMode;
 
 use crate::lab::TunnelArg;
@@ -230,15 +231,6 @@ fn row(round: usize, r: &DriverReport) -> String {
     )
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 /// Each case's median goodput and gateway CPU per GB over the rounds.
 fn summary(results: &[(usize, DriverReport)]) -> String {
     let mut out = String::from("\nmedians over the rounds:\n");
@@ -380,11 +372,5 @@ mod tests {
             Some("aes-256-gcm".into())
         );
         assert!(parsed(&["--cipher", "aes-256-gcm"]).is_err());
-    }
-
-    #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(vec![4.0, 1.0]), 2.5);
     }
 }

@@ -3,11 +3,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use clap::Args;
 use serde_json::{Value, json};
 use tcpnc_lab::settings::TransferSettings;
 use tcpnc_lab::speed::{self, SpeedCase, SpeedOptions, SpeedResult};
+use tcpnc_lab::speed_summary::{self, CaseSummary, Spread};
 use tcpnc_lab::{Lab, guard, progress};
 use tcpnc_settings::{CongestionControl, Switch};
 
@@ -43,6 +44,11 @@ pub struct SpeedArgs {
     /// Sender's congestion control.
     #[arg(long, value_enum, default_value_t = CongestionControl::Cubic)]
     pub cc: CongestionControl,
+    /// Rounds: every case once per round, in the same order, so that the cases alternate;
+    /// a summary follows with each case's median and spread, and each nc case's goodput over
+    /// mode `off`'s of the same round (`over_off`).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub rounds: usize,
     /// Bound on each transfer, seconds.
     #[arg(long, default_value_t = 300.0)]
     pub timeout_s: f64,
@@ -77,6 +83,7 @@ pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
     if cases.is_empty() {
         bail!("no case to run (--no-off with --no-nc)");
     }
+    ensure!((1..=100).contains(&a.rounds), "--rounds must be in 1..=100");
     let t = TransferSettings {
         bytes: a.bytes,
         cc: a.cc,
@@ -96,23 +103,34 @@ pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
     };
     let bar = progress::bar(!a.json);
     let load_before = speed::load_average();
-    let results = speed::run_speed(&mut lab, &cases, &t, &opts, &bar)?;
+    let mut rounds = Vec::new();
+    for round in 1..=a.rounds {
+        let results = speed::run_speed(&mut lab, &cases, &t, &opts, &bar)
+            .with_context(|| format!("round {round}"))?;
+        rounds.extend(results.into_iter().map(|r| (round, r)));
+    }
     bar.finish_and_clear();
+    let summary = speed_summary::summarize(&rounds);
     let report = json!({
         "settings": {
             "bytes": t.bytes, "flows": t.flows, "cc": t.cc, "tunnel": lab.tunnel,
             "path": "gateways joined directly (kernel forwarding in the emulator namespace, no relay)",
             "field_tier": tcpnc_field::selected_tier().name(),
-            "iperf3": a.iperf3, "profile_dir": a.profile,
+            "iperf3": a.iperf3, "profile_dir": a.profile, "rounds": a.rounds,
         },
         "load_average_before": load_before,
         "load_average_after": speed::load_average(),
-        "results": results,
+        "results": with_rounds(&rounds),
+        "summary": summary,
     });
+    let results: Vec<SpeedResult> = rounds.into_iter().map(|(_, r)| r).collect();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_table(&report, &results);
+        if a.rounds > 1 {
+            print!("{}", summary_table(&summary));
+        }
     }
     let profiled_ok = |r: &SpeedResult| {
         r.profile
@@ -203,6 +221,43 @@ fn print_table(report: &Value, results: &[SpeedResult]) {
             println!("profile {}: {}", r.case.label(), profile_line(p));
         }
     }
+}
+
+/// Each result as JSON with its round (`round`, from 1).
+fn with_rounds(rounds: &[(usize, SpeedResult)]) -> Vec<Value> {
+    rounds
+        .iter()
+        .map(|(round, r)| {
+            let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+            v["round"] = json!(round);
+            v
+        })
+        .collect()
+}
+
+/// The summary over the rounds: median (lowest-highest) of each case's goodput and CPU per
+/// GB, and of each nc case's goodput over mode `off`'s in the same round.
+fn summary_table(summary: &[CaseSummary]) -> String {
+    let spread = |s: &Spread, digits: usize| {
+        format!("{:.d$} ({:.d$}-{:.d$})", s.median, s.min, s.max, d = digits)
+    };
+    let mut out = format!(
+        "\nmedians over the rounds (lowest-highest):\n{:>12} {:>5} {:>22} {:>18} {:>18}\n",
+        "case", "runs", "Mbit/s", "CPU s/GB", "over off"
+    );
+    for c in summary {
+        let over = c.over_off.as_ref().map_or("-".into(), |s| spread(s, 2));
+        out += &format!(
+            "{:>12} {:>5} {:>22} {:>18} {:>18}\n",
+            c.case,
+            c.runs,
+            spread(&c.goodput_mbit, 1),
+            spread(&c.cpu_s_per_gb, 2),
+            over
+        );
+    }
+    out += "(over off: an nc run's goodput over the off run of its own round)\n";
+    out
 }
 
 /// iperf3's goodput, Mbit/s, or `skipped`.

@@ -1,5 +1,6 @@
 //! The CI speed smoke test: `tcpnc lab speed` (two gateways joined directly, no emulator) at
-//! full speed for a few seconds, modes off and nc: every byte arrives intact and the gateways'
+//! full speed for a few seconds, modes off and nc, two rounds (the cases alternate; the summary
+//! divides each nc run by the off run of its own round): every byte arrives intact and the gateways'
 //! own queues drop nothing (input queue, engine transmit/local queues, TUN write and read
 //! errors, UDP send errors). No rate is asserted (rates belong to the benchmark's figures,
 //! docs/speed.md).
@@ -37,7 +38,9 @@ fn full_speed_is_intact_without_gateway_drops() {
         "lab",
         "speed",
         "--bytes",
-        "60MB",
+        "30MB",
+        "--rounds",
+        "2",
         "--windows",
         "12",
         "--redundancy",
@@ -48,7 +51,27 @@ fn full_speed_is_intact_without_gateway_drops() {
     ]);
     let v = json_of(&out);
     let results = v["results"].as_array().expect("results");
-    assert_eq!(results.len(), 2, "off and nc W12 R1.0: {v}");
+    assert_eq!(results.len(), 4, "off and nc W12 R1.0, two rounds: {v}");
+    let rounds: Vec<u64> = results.iter().filter_map(|r| r["round"].as_u64()).collect();
+    assert_eq!(rounds, [1, 1, 2, 2], "the cases alternate round by round");
+    // The summary: each case's runs, and nc's goodput over off's of the same round.
+    let summary = v["summary"].as_array().expect("summary");
+    assert_eq!(summary.len(), 2, "{v}");
+    assert_eq!(
+        (&summary[0]["case"], &summary[0]["runs"]),
+        (&"off".into(), &2.into())
+    );
+    assert!(summary[0]["over_off"].is_null());
+    let over = &summary[1]["over_off"];
+    let (lo, mid, hi) = (
+        over["min"].as_f64(),
+        over["median"].as_f64(),
+        over["max"].as_f64(),
+    );
+    assert!(
+        matches!((lo, mid, hi), (Some(a), Some(b), Some(c)) if 0.0 < a && a <= b && b <= c),
+        "nc over off per round: {over}"
+    );
     for r in results {
         assert_eq!(r["integrity_ok"], true, "{r}");
         for k in [

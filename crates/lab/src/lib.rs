@@ -33,6 +33,7 @@ pub mod series;
 pub mod session;
 pub mod settings;
 pub mod speed;
+pub mod speed_summary;
 pub mod spoof;
 pub mod stream;
 pub mod tcpinfo;
