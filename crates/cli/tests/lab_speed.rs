@@ -52,26 +52,7 @@ fn full_speed_is_intact_without_gateway_drops() {
     let v = json_of(&out);
     let results = v["results"].as_array().expect("results");
     assert_eq!(results.len(), 4, "off and nc W12 R1.0, two rounds: {v}");
-    let rounds: Vec<u64> = results.iter().filter_map(|r| r["round"].as_u64()).collect();
-    assert_eq!(rounds, [1, 1, 2, 2], "the cases alternate round by round");
-    // The summary: each case's runs, and nc's goodput over off's of the same round.
-    let summary = v["summary"].as_array().expect("summary");
-    assert_eq!(summary.len(), 2, "{v}");
-    assert_eq!(
-        (&summary[0]["case"], &summary[0]["runs"]),
-        (&"off".into(), &2.into())
-    );
-    assert!(summary[0]["over_off"].is_null());
-    let over = &summary[1]["over_off"];
-    let (lo, mid, hi) = (
-        over["min"].as_f64(),
-        over["median"].as_f64(),
-        over["max"].as_f64(),
-    );
-    assert!(
-        matches!((lo, mid, hi), (Some(a), Some(b), Some(c)) if 0.0 < a && a <= b && b <= c),
-        "nc over off per round: {over}"
-    );
+    assert_rounds_and_summary(&v);
     for r in results {
         assert_eq!(r["integrity_ok"], true, "{r}");
         for k in [
@@ -104,25 +85,56 @@ fn full_speed_is_intact_without_gateway_drops() {
             rx_per_message > 1.0,
             "datagrams per received UDP message with GRO: {p}"
         );
-        use tcpnc_gateway::coding_config as cc;
-        for side in ["client", "server"] {
-            let b = &r["gateways"][side]["buffers"];
-            if r["mode"] == "nc" {
-                let want = [
-                    ("buffer_packets", cc::DEFAULT_BUFFER_PACKETS),
-                    ("buffer_bytes", cc::DEFAULT_BUFFER_BYTES),
-                    (
-                        "decoding_buffer_packets",
-                        cc::DEFAULT_DECODING_BUFFER_PACKETS,
-                    ),
-                    ("decoding_buffer_bytes", cc::DEFAULT_DECODING_BUFFER_BYTES),
-                ];
-                for (k, v) in want {
-                    assert_eq!(b[k].as_u64(), Some(v as u64), "{side} `buffers.{k}`: {b}");
-                }
-            } else {
-                assert!(b.is_null(), "{side}: no buffers with coding off: {b}");
+        assert_buffers(r);
+    }
+}
+
+/// Each run carries its round, the cases alternating; the summary gives each case's runs and
+/// nc's goodput over off's of the same round.
+fn assert_rounds_and_summary(v: &serde_json::Value) {
+    let results = v["results"].as_array().expect("results");
+    let rounds: Vec<u64> = results.iter().filter_map(|r| r["round"].as_u64()).collect();
+    assert_eq!(rounds, [1, 1, 2, 2], "the cases alternate round by round");
+    let summary = v["summary"].as_array().expect("summary");
+    assert_eq!(summary.len(), 2, "{v}");
+    assert_eq!(
+        (&summary[0]["case"], &summary[0]["runs"]),
+        (&"off".into(), &2.into())
+    );
+    assert!(summary[0]["over_off"].is_null());
+    let over = &summary[1]["over_off"];
+    let (lo, mid, hi) = (
+        over["min"].as_f64(),
+        over["median"].as_f64(),
+        over["max"].as_f64(),
+    );
+    assert!(
+        matches!((lo, mid, hi), (Some(a), Some(b), Some(c)) if 0.0 < a && a <= b && b <= c),
+        "nc over off per round: {over}"
+    );
+}
+
+/// A coding gateway reports the buffers it runs with (the gateway's defaults here: the lab
+/// sets none); a gateway with coding off reports none.
+fn assert_buffers(r: &serde_json::Value) {
+    use tcpnc_gateway::coding_config as cc;
+    for side in ["client", "server"] {
+        let b = &r["gateways"][side]["buffers"];
+        if r["mode"] == "nc" {
+            let want = [
+                ("buffer_packets", cc::DEFAULT_BUFFER_PACKETS),
+                ("buffer_bytes", cc::DEFAULT_BUFFER_BYTES),
+                (
+                    "decoding_buffer_packets",
+                    cc::DEFAULT_DECODING_BUFFER_PACKETS,
+                ),
+                ("decoding_buffer_bytes", cc::DEFAULT_DECODING_BUFFER_BYTES),
+            ];
+            for (k, v) in want {
+                assert_eq!(b[k].as_u64(), Some(v as u64), "{side} `buffers.{k}`: {b}");
             }
+        } else {
+            assert!(b.is_null(), "{side}: no buffers with coding off: {b}");
         }
     }
 }
