@@ -168,6 +168,31 @@ pub struct SpeedResult {
     pub profile: Option<Value>,
 }
 
+#[cfg(test)]
+impl SpeedResult {
+    /// A result of `case` with these figures, intact, and nothing else measured (unit tests).
+    pub(crate) fn for_test(case: SpeedCase, goodput_mbit: f64, cpu_s_per_gb: f64) -> Self {
+        SpeedResult {
+            case,
+            goodput_mbit,
+            integrity_ok: true,
+            retransmits: 0,
+            cpu_s: [0.0; 2],
+            cpu_s_per_gb,
+            packets_per_call: PacketsPerCall::default(),
+            drops: GatewayDrops::default(),
+            tun_offload: true,
+            udp_gso: true,
+            udp_gro: true,
+            workers: [1, 1],
+            cipher: None,
+            gateways: Value::Null,
+            iperf3: None,
+            profile: None,
+        }
+    }
+}
+
 /// What a speed run measures besides the built-in source and sink.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SpeedOptions {
@@ -424,24 +449,7 @@ mod tests {
         let f = opts.profile_files(&cases[1]).expect("nc is profiled");
         assert_eq!(f.data, Path::new("/p/nc-w12-r1.0-ca-off.perf.data"));
         assert_eq!(SpeedOptions::default().profile_files(&cases[1]), None);
-        let mut r = SpeedResult {
-            case: cases[1],
-            goodput_mbit: 1.0,
-            integrity_ok: true,
-            retransmits: 0,
-            cpu_s: [0.0; 2],
-            cpu_s_per_gb: 0.0,
-            packets_per_call: PacketsPerCall::default(),
-            drops: GatewayDrops::default(),
-            tun_offload: true,
-            udp_gso: true,
-            udp_gro: true,
-            workers: [1, 1],
-            cipher: None,
-            gateways: Value::Null,
-            iperf3: None,
-            profile: None,
-        };
+        let mut r = SpeedResult::for_test(cases[1], 1.0, 0.0);
         let v = serde_json::to_value(&r).unwrap_or_default();
         assert!(
             v.get("iperf3").is_none() && v.get("profile").is_none(),

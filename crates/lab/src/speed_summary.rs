@@ -100,31 +100,13 @@ pub fn summarize(results: &[(usize, SpeedResult)]) -> Vec<CaseSummary> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
     use tcpnc_settings::Switch;
 
     use super::*;
-    use crate::speed::{PacketsPerCall, SpeedCase};
+    use crate::speed::SpeedCase;
 
     fn result(case: &SpeedCase, goodput_mbit: f64, cpu_s_per_gb: f64) -> SpeedResult {
-        SpeedResult {
-            case: *case,
-            goodput_mbit,
-            integrity_ok: true,
-            retransmits: 0,
-            cpu_s: [0.0; 2],
-            cpu_s_per_gb,
-            packets_per_call: PacketsPerCall::default(),
-            drops: Default::default(),
-            tun_offload: true,
-            udp_gso: true,
-            udp_gro: true,
-            workers: [1, 1],
-            cipher: None,
-            gateways: Value::Null,
-            iperf3: None,
-            profile: None,
-        }
+        SpeedResult::for_test(*case, goodput_mbit, cpu_s_per_gb)
     }
 
     #[test]
