@@ -271,14 +271,7 @@ fn json_report(
     results: &[(usize, DriverReport)],
     (before, after): (Option<[f64; 3]>, Option<[f64; 3]>),
 ) -> Value {
-    let results: Vec<Value> = results
-        .iter()
-        .map(|(round, r)| {
-            let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
-            v["round"] = json!(round);
-            v
-        })
-        .collect();
+    let results = tcpnc_lab::speed_summary::with_rounds(results);
     json!({
         "settings": {
             "bytes_per_flow": a.bytes, "mss": a.mss, "inflight": a.inflight,

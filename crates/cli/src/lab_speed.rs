@@ -120,7 +120,7 @@ pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
         },
         "load_average_before": load_before,
         "load_average_after": speed::load_average(),
-        "results": with_rounds(&rounds),
+        "results": speed_summary::with_rounds(&rounds),
         "summary": summary,
     });
     let results: Vec<SpeedResult> = rounds.into_iter().map(|(_, r)| r).collect();
@@ -221,18 +221,6 @@ fn print_table(report: &Value, results: &[SpeedResult]) {
             println!("profile {}: {}", r.case.label(), profile_line(p));
         }
     }
-}
-
-/// Each result as JSON with its round (`round`, from 1).
-fn with_rounds(rounds: &[(usize, SpeedResult)]) -> Vec<Value> {
-    rounds
-        .iter()
-        .map(|(round, r)| {
-            let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
-            v["round"] = json!(round);
-            v
-        })
-        .collect()
 }
 
 /// The summary over the rounds: median (lowest-highest) of each case's goodput and CPU per

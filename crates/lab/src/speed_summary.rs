@@ -4,6 +4,7 @@
 //! runs made under the same machine load; DEVELOPERS.md: medians over runs, with the spread).
 
 use serde::Serialize;
+use serde_json::{Value, json};
 
 use tcpnc_settings::PathMode;
 
@@ -17,6 +18,19 @@ pub fn median(mut v: Vec<f64>) -> f64 {
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
+}
+
+/// Each result as JSON with its round (`round`, from 1): the `results` of `tcpnc lab speed`
+/// and `tcpnc bench gateway` with `--rounds`.
+pub fn with_rounds<T: Serialize>(rounds: &[(usize, T)]) -> Vec<Value> {
+    rounds
+        .iter()
+        .map(|(round, r)| {
+            let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+            v["round"] = json!(round);
+            v
+        })
+        .collect()
 }
 
 /// Median, lowest and highest of some runs.

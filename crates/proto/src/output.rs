@@ -164,7 +164,6 @@ impl Output {
             return Queued::Coalesced;
         }
         let mut v = self.buffer();
-        v.clear();
         v.extend_from_slice(bytes);
         match self.push_transmit(v, push) {
             true => Queued::Queued,

@@ -69,10 +69,6 @@ pub struct Session {
     pub remote: u32,
     /// When the handshake completed.
     pub created: Duration,
-    /// Whether we initiated the handshake (only the initiator rekeys on time).
-    pub initiator: bool,
-    /// The handshake's cipher, which `keys` use.
-    pub cipher: Cipher,
     next_counter: u64,
     replay: ReplayWindow,
 }
@@ -87,8 +83,6 @@ impl Session {
         timers: &Timers,
     ) -> Self {
         Session {
-            initiator: keys.is_initiator(),
-            cipher: keys.cipher(),
             keys,
             local,
             remote,
@@ -96,6 +90,16 @@ impl Session {
             next_counter: 0,
             replay: ReplayWindow::new(timers.reject_after_messages),
         }
+    }
+
+    /// Whether we initiated the handshake (only the initiator rekeys on time).
+    pub fn initiator(&self) -> bool {
+        self.keys.is_initiator()
+    }
+
+    /// The handshake's cipher, which the session's keys use.
+    pub fn cipher(&self) -> Cipher {
+        self.keys.cipher()
     }
 
     /// Whether the session may still send at `now`.
@@ -111,7 +115,7 @@ impl Session {
 
     /// Whether we (as initiator) should start a new handshake when sending at `now`.
     pub fn wants_rekey(&self, now: Duration, t: &Timers) -> bool {
-        self.initiator
+        self.initiator()
             && (now.saturating_sub(self.created) >= t.rekey_after_time
                 || self.next_counter >= t.rekey_after_messages)
     }

@@ -412,13 +412,13 @@ impl Tunnel {
         let (session, slot) = p.session_mut(receiver).ok_or(Drop::UnknownIndex)?;
         let len = session.open_in_place(counter, sealed, now, &t)?;
         let rekey = slot == Slot::Current
-            && session.initiator
+            && session.initiator()
             && now.saturating_sub(session.created)
                 >= t.reject_after_time
                     .saturating_sub(t.keepalive_timeout + t.rekey_timeout);
         self.stats.opened += 1;
         if slot == Slot::Next {
-            self.stats.session_under(session.cipher);
+            self.stats.session_under(session.cipher());
             let freed = p.confirm_next();
             self.stats.sessions_confirmed += 1;
             self.free(freed);
