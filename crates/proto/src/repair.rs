@@ -154,6 +154,10 @@ pub struct DeficitRepair {
     last_sample: Option<Duration>,
     /// The counts right after the newest combination that first included a new packet.
     at_last_source: SentCounts,
+    /// Every combination reaches back to the first unseen packet (a dense code): then any
+    /// combination in flight covers a reported deficit. Not with a systematic code, whose
+    /// uncoded packets cover only themselves and whose coded ones reach W back.
+    covering: bool,
 }
 
 impl Default for DeficitRepair {
@@ -179,6 +183,16 @@ impl DeficitRepair {
             echoed: None,
             last_sample: None,
             at_last_source: SentCounts::default(),
+            covering: true,
+        }
+    }
+
+    /// Bookkeeping for a systematic code (`covering` false): only the repairs in flight count
+    /// against a reported deficit.
+    pub fn systematic() -> Self {
+        DeficitRepair {
+            covering: false,
+            ..Self::new()
         }
     }
 
@@ -253,10 +267,18 @@ impl DeficitRepair {
         let new_sources = (self.sources - at.sources) as f64;
         let uncounted = (self.uncounted - at.uncounted) as f64;
         let repairs = (self.repairs - at.repairs) as f64 - uncounted;
-        let mut expected = deficit + new_sources - q * (f64::from(after) - uncounted);
-        if stalled {
-            expected = expected.max(deficit - q * repairs);
-        }
+        let in_flight = f64::from(after) - uncounted;
+        let expected = if self.covering {
+            let expected = deficit + new_sources - q * in_flight;
+            match stalled {
+                true => expected.max(deficit - q * repairs),
+                false => expected,
+            }
+        } else {
+            // Uncoded packets bring their own DoF only, and coded ones reach W back: only
+            // the repairs in flight (from the oldest unseen packet) surely cover the deficit.
+            deficit - q * repairs
+        };
         if expected < 1.0 {
             return 0;
         }
@@ -387,6 +409,24 @@ mod tests {
         // 40 combinations after the echo, 30 of them new: 0.9·40 − 30 = 6 spare DoFs ≥ 2.
         send(&mut r, &mut pid, 40, 30);
         assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 9, 2), pid, 0.1), 0);
+    }
+
+    /// Under a systematic code the combinations in flight are uncoded packets that cover only
+    /// themselves: the same surplus that covers a dense code's deficit does not, and only the
+    /// repairs sent for it do.
+    #[test]
+    fn a_systematic_deficit_counts_only_repairs_in_flight() {
+        let mut r = DeficitRepair::systematic();
+        let mut pid = 0;
+        send(&mut r, &mut pid, 10, 10);
+        send(&mut r, &mut pid, 40, 30);
+        let k = r.on_ack(Duration::ZERO, &ack(100, 9, 2), pid, 0.1);
+        assert_eq!(k, 2); // 2 / 0.9 = 2.2
+        for _ in 0..k {
+            r.on_sent(Duration::ZERO, pid, false, true);
+            pid += 1;
+        }
+        assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 10, 2), pid, 0.1), 0);
     }
 
     #[test]

@@ -24,12 +24,15 @@ const DELAY: u64 = 10;
 const LOSS: f64 = 0.05;
 const MEAN_BURST: f64 = 8.0;
 
+/// The seen-ACK's stall is what the burst window prevents, so the DoF ACK (which masks it
+/// another way, `dof_ack.rs`) is off unless a test says otherwise.
 fn config(burst_window: Switch) -> EngineConfig {
     let mut c = EngineConfig::new(&Policies::product(), 1472);
     c.policies.redundancy = RedundancyPolicy::Fixed(1.1);
     c.policies.congestion = CongestionRule::Loss;
     c.policies.bitmap_signal = Switch::Off;
     c.policies.burst_window = burst_window;
+    c.policies.dof_ack = Switch::Off;
     c
 }
 
@@ -53,7 +56,10 @@ fn run(a: &mut Engine, b: &mut Engine, isn: u32) -> Outcome {
 }
 
 fn one_flow(burst_window: Switch) -> Outcome {
-    let cfg = config(burst_window);
+    one_flow_with(config(burst_window))
+}
+
+fn one_flow_with(cfg: EngineConfig) -> Outcome {
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
     let mut b = Engine::new(cfg, 2).unwrap();
     run(&mut a, &mut b, ISN)
@@ -89,6 +95,18 @@ fn a_window_that_covers_the_bursts_keeps_the_seen_ack_moving() {
         duplicates(&on.acks) * 4 <= duplicates(&off.acks),
         "{} vs {}",
         duplicates(&on.acks),
+        duplicates(&off.acks)
+    );
+    // The DoF ACK alone masks the same bursts: the local TCP's ack counts the DoFs the peer
+    // holds past the stalled seen-ACK.
+    let mut dof = config(Switch::Off);
+    dof.policies.dof_ack = Switch::On;
+    let dof = one_flow_with(dof);
+    assert_eq!(*dof.acks.last().unwrap(), end);
+    assert!(
+        duplicates(&dof.acks) * 4 <= duplicates(&off.acks),
+        "{} vs {}",
+        duplicates(&dof.acks),
         duplicates(&off.acks)
     );
 }

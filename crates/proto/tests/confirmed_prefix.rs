@@ -6,7 +6,8 @@
 //! dropped.
 //!
 //! Systematic coding at R 1.0 sends each segment alone in its own frame, so holding one frame
-//! back leaves exactly one index unrecorded while the later ones are delivered.
+//! back leaves exactly one index unrecorded while the later ones are decoded (and held for it:
+//! delivery is in order).
 
 mod common;
 
@@ -67,7 +68,8 @@ fn a_symbol_recorded_after_the_local_ack_passed_it_is_still_dropped() {
     while b.poll_local().is_some() {
         delivered += 1;
     }
-    assert_eq!(delivered, 5, "0, 1, 2, 4 and 5 delivered before 3");
+    // Delivery is in order: 4 and 5 are decoded but wait for 3.
+    assert_eq!(delivered, 3, "0, 1 and 2 delivered before 3");
     // The local TCP got segment 3 some other way: it acknowledges all six.
     local_ack(&mut b, 5_000 + 6 * SEG, 10);
     // Segment 3's frame arrives at last; B delivers it; the TCP acknowledges again.
@@ -86,5 +88,6 @@ fn a_symbol_recorded_after_the_local_ack_passed_it_is_still_dropped() {
     let stats = b.stats();
     assert_eq!(stats.decoding_buffer_drops, 0, "{stats:?}");
     let flow = stats.flows.values().next().expect("B's flow");
-    assert!(flow.segments_delivered >= 6 + 4 * 64, "{flow:?}");
+    // 0..=3 and the later ones; 4 and 5 reached the TCP the other way before their turn.
+    assert!(flow.segments_delivered >= 4 + 4 * 64, "{flow:?}");
 }

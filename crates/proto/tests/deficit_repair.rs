@@ -24,7 +24,9 @@ const STEP: u64 = 5;
 const ACK_DELAY: u64 = 20;
 
 /// The scripted path has a constant round trip (no queue): these tests pin the loss rule of
-/// the congestion signal (`congestion = "loss"`); the queue rule is tested at the end.
+/// the congestion signal (`congestion = "loss"`); the queue rule is tested at the end. The
+/// scripted losses outrun W = 2, so they pin what the seen-ACK's stalls do; the DoF ACK, which
+/// masks such stalls (`tests/dof_ack.rs`), is off.
 fn config(repair: RepairPolicy) -> EngineConfig {
     EngineConfig {
         policies: Policies {
@@ -33,6 +35,7 @@ fn config(repair: RepairPolicy) -> EngineConfig {
             ack_rule: AckPolicy::InnovativeOnly,
             congestion: CongestionRule::Loss,
             repair,
+            dof_ack: Switch::Off,
             ..Policies::engine_test()
         },
         ..EngineConfig::default()

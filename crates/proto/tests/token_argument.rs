@@ -6,7 +6,8 @@
 //! first unseen packet leaves every later coding window: the ACK stops advancing and every
 //! further combination produces a duplicate ACK — the loss becomes visible to TCP.
 //!
-//! These are the paper's rules alone, so the deficit repair (`repair.rs`) is off; the last test
+//! These are the paper's rules alone, so the deficit repair (`repair.rs`) and the DoF ACK
+//! (`dof_ack`, which counts the DoFs past the stall) are off; the last test
 //! turns it on and checks that it refills the deficit the token argument leaves.
 
 mod common;
@@ -38,6 +39,8 @@ fn run_with(repair: RepairPolicy, w: usize, k: u32, drops: &[u32]) -> Run {
             redundancy: RedundancyPolicy::Fixed(1.0),
             ack_rule: AckPolicy::InnovativeOnly,
             repair,
+            // The paper's seen-ACK: the DoF ACK would mask the deficit reaching W.
+            dof_ack: tcpnc_proto::config::Switch::Off,
             ..Policies::engine_test()
         },
         ..EngineConfig::default()

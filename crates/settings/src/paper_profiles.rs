@@ -53,6 +53,7 @@ impl Policies {
             burst_signal: BurstSignal::Off,
             tail_recovery: Switch::Off,
             tail_burst: Switch::Off,
+            dof_ack: Switch::Off,
         }
     }
 
@@ -110,6 +111,7 @@ mod tests {
             p.flight_cap,
             p.tail_recovery,
             p.tail_burst,
+            p.dof_ack,
         ] {
             assert_eq!(s, Switch::Off);
         }

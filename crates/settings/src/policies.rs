@@ -130,6 +130,10 @@ pub struct Policies {
     /// repairs together), not only for its mean loss rate (docs/engine.md, deficit repair
     /// part 9).
     pub tail_burst: Switch,
+    /// The TCP ACK given to the local TCP counts every degree of freedom the peer holds (its
+    /// rank), not only its seen prefix; packets leave the coding buffer only once seen, so a
+    /// systematic code masks loss as a dense one does (docs/engine.md "DoF ACK").
+    pub dof_ack: Switch,
 }
 
 impl Default for Policies {
@@ -183,6 +187,7 @@ impl Policies {
             burst_signal: BurstSignal::Paused,
             tail_recovery: Switch::On,
             tail_burst: Switch::On,
+            dof_ack: Switch::On,
         }
     }
 
@@ -247,6 +252,7 @@ impl Policies {
             burst_signal: o.burst_signal.unwrap_or(self.burst_signal),
             tail_recovery: o.tail_recovery.unwrap_or(self.tail_recovery),
             tail_burst: o.tail_burst.unwrap_or(self.tail_burst),
+            dof_ack: o.dof_ack.unwrap_or(self.dof_ack),
         }
     }
 
@@ -454,6 +460,13 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_burst: Option<Switch>,
+    /// The TCP ACK given to the local TCP counts every degree of freedom the peer holds (the
+    /// NC-ACK's echoed frame, less its N_lp and unordering length), not only its seen prefix;
+    /// packets leave the coding buffer only once seen. With it a systematic code masks loss as
+    /// a dense one does. Default: on (off in the paper profiles; docs/engine.md "DoF ACK").
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dof_ack: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -485,13 +498,14 @@ impl From<Policies> for PolicyOverrides {
             burst_signal: Some(p.burst_signal),
             tail_recovery: Some(p.tail_recovery),
             tail_burst: Some(p.tail_burst),
+            dof_ack: Some(p.dof_ack),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 25] = [
+    pub const KEYS: [&'static str; 26] = [
         "window",
         "redundancy",
         "scheme",
@@ -517,6 +531,7 @@ impl PolicyOverrides {
         "burst_signal",
         "tail_recovery",
         "tail_burst",
+        "dof_ack",
     ];
 }
 

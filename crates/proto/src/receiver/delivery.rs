@@ -80,42 +80,55 @@ fn backoff(timeout: Duration, attempts: u32) -> Duration {
 }
 
 impl ReceiverHalf {
-    /// Delivers every newly decoded symbol to the local TCP, then advances the in-order
-    /// delivery frontier.
+    /// Marks every newly decoded symbol, then delivers the decoded symbols at the in-order
+    /// delivery frontier to the local TCP.
     pub(super) fn deliver_decoded(&mut self, cx: &mut Context<'_>) {
         let Some(decoder) = self.decoder.as_mut() else {
             return;
         };
-        while let Some((index, bytes)) = decoder.poll_decoded() {
-            let Some(sym) = self.symbols.get_mut(index) else {
-                continue;
-            };
-            if sym.delivery != Delivery::Pending {
-                continue;
-            }
-            let buf = cx.out.buffer();
-            let rebuilt = rebuild(&self.deliver_key, &mut self.ip_ident, bytes, sym.range, buf);
-            match rebuilt {
-                Ok(r) => {
-                    if r.fin {
-                        self.fin_seq = Some(sym.range.end);
-                    }
-                    let flow = Some(self.data_flow.reversed());
-                    deliver_first(cx, sym, r, self.local_ack, flow);
-                }
-                Err(_) => {
-                    cx.out.stats.rebuild_errors += 1;
-                    cx.out.event(Event::Dropped {
-                        flow: Some(self.data_flow.reversed()),
-                        reason: DropReason::Rebuild,
-                    });
-                    sym.delivery = Delivery::Confirmed;
-                }
+        while let Some((index, _)) = decoder.poll_decoded() {
+            if let Some(sym) = self.symbols.get_mut(index)
+                && sym.delivery == Delivery::Pending
+            {
+                sym.delivery = Delivery::Decoded;
             }
         }
-        while let Some(sym) = self.symbols.get(self.frontier_index) {
-            if sym.delivery == Delivery::Pending {
-                break;
+        self.deliver_in_order(cx);
+    }
+
+    /// Delivers the decoded symbols from the frontier on, in order, advancing the frontier
+    /// past them and past those already delivered; stops at the first one not decoded (unless
+    /// the local TCP's ack is past it: its bytes reached the TCP another way).
+    fn deliver_in_order(&mut self, cx: &mut Context<'_>) {
+        let Some(decoder) = self.decoder.as_ref() else {
+            return;
+        };
+        while let Some(sym) = self.symbols.get_mut(self.frontier_index) {
+            let covered = self.local_ack.is_some_and(|a| seq_lt(sym.range.end, a));
+            match sym.delivery {
+                Delivery::Pending if !covered => break,
+                Delivery::Decoded => {
+                    let bytes = decoder.symbol(self.frontier_index).unwrap_or_default();
+                    let buf = cx.out.buffer();
+                    match rebuild(&self.deliver_key, &mut self.ip_ident, bytes, sym.range, buf) {
+                        Ok(r) => {
+                            if r.fin {
+                                self.fin_seq = Some(sym.range.end);
+                            }
+                            let flow = Some(self.data_flow.reversed());
+                            deliver_first(cx, sym, r, self.local_ack, flow);
+                        }
+                        Err(_) => {
+                            cx.out.stats.rebuild_errors += 1;
+                            cx.out.event(Event::Dropped {
+                                flow: Some(self.data_flow.reversed()),
+                                reason: DropReason::Rebuild,
+                            });
+                            sym.delivery = Delivery::Confirmed;
+                        }
+                    }
+                }
+                _ => {}
             }
             self.frontier_seq = Some(seq_add(sym.range.end, 1));
             self.frontier_index += 1;
@@ -164,6 +177,8 @@ impl ReceiverHalf {
         self.try_drop();
         if advanced {
             self.redeliver_at(cx, ack);
+            // A segment the ack passed without its decoding no longer holds the ones after it.
+            self.deliver_in_order(cx);
         }
         let Some(a) = self.ack_seq() else {
             return;
@@ -189,7 +204,7 @@ impl ReceiverHalf {
             if !seq_lt(sym.range.end, ack) {
                 break;
             }
-            if matches!(sym.delivery, Delivery::Delivered { .. }) {
+            if matches!(sym.delivery, Delivery::Delivered { .. } | Delivery::Decoded) {
                 sym.delivery = Delivery::Confirmed;
             }
             prefix &= sym.delivery == Delivery::Confirmed;

@@ -40,6 +40,9 @@ const MAX_SYMBOL_LEN: usize = 65_536;
 enum Delivery {
     /// Not decoded yet.
     Pending,
+    /// Decoded, held until every segment before it is delivered: the local TCP gets its
+    /// segments in order (a systematic code decodes past a loss).
+    Decoded,
     /// Handed to the local TCP, not yet acknowledged by it. A redelivery rebuilds the packet
     /// from the decoder's symbol (held until the symbol is confirmed, `try_drop`) with the
     /// same IP identification, so it is byte for byte the first delivery.

@@ -219,6 +219,7 @@ impl SenderHalf {
             return;
         };
         self.next_pid = self.next_pid.wrapping_add(1);
+        self.sent_indices.record(pid, range.last);
         let new_source = self.newest_sent.is_none_or(|s| range.last > s);
         if new_source {
             self.newest_sent = Some(range.last);

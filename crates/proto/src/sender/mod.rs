@@ -11,6 +11,7 @@
 
 mod burst;
 mod combination;
+mod dof_ack;
 mod nc_ack;
 mod tail;
 
@@ -110,6 +111,8 @@ pub struct SenderHalf {
     idle_seen_at: Option<Duration>,
     /// When the local TCP was last given a duplicate ACK.
     duplicate_at: Option<Duration>,
+    /// The newest index of each recent frame, by Pid (`dof_ack.rs`).
+    pub(super) sent_indices: dof_ack::SentIndices,
 }
 
 impl SenderHalf {
@@ -136,7 +139,10 @@ impl SenderHalf {
             acc: RedundancyAccumulator::new(&cfg.policies.redundancy),
             next_pid: 0,
             loss: LossEstimator::new(),
-            repair: DeficitRepair::new(),
+            repair: match cfg.policies.scheme {
+                CodingScheme::Dense => DeficitRepair::new(),
+                CodingScheme::Systematic => DeficitRepair::systematic(),
+            },
             last_ack_at: None,
             episodes: Episodes::new(),
             probe: None,
@@ -167,6 +173,7 @@ impl SenderHalf {
             advanced_at: None,
             idle_seen_at: None,
             duplicate_at: None,
+            sent_indices: dof_ack::SentIndices::default(),
         }
         .starting_from(cfg, path)
     }
@@ -232,10 +239,19 @@ impl SenderHalf {
         matches!((self.fin_seq, self.nc_ack), (Some(f), Some(a)) if seq_lt(f, a))
     }
 
-    /// Sequence-space probe test: a segment without payload whose seq is before the last NC ack
-    /// is a keepalive or zero-window probe (it re-sends an acknowledged byte), not an ACK.
+    /// Sequence-space probe test: a segment without payload whose seq is before the last ack
+    /// the local TCP has (the NC ack, or the DoF ACK's beyond it) is a keepalive or zero-window
+    /// probe (it re-sends an acknowledged byte), not an ACK.
     pub fn is_probe(&self, seq: u32) -> bool {
-        self.nc_ack.is_some_and(|a| seq_lt(seq, a))
+        self.acked_to_tcp().is_some_and(|a| seq_lt(seq, a))
+    }
+
+    /// The latest ack number the local TCP has been given, or the NC ack if later.
+    fn acked_to_tcp(&self) -> Option<u32> {
+        match (self.nc_ack, self.last_tcp_ack) {
+            (Some(nc), Some((tcp, _))) if seq_lt(nc, tcp) => Some(tcp),
+            (nc, tcp) => nc.or(tcp.map(|(a, _)| a)),
+        }
     }
 
     /// Takes one data-bearing segment (payload or FIN) from the local TCP: buffers it, then
@@ -249,9 +265,9 @@ impl SenderHalf {
         let Some(touched) = outcome.touched else {
             // Entirely acknowledged already: the local TCP missed our ACK; repeat it.
             if outcome.acked_seq > 0
-                && let Some(ack) = self.nc_ack
+                && let Some(ack) = self.acked_to_tcp()
             {
-                let window = self.peer_window;
+                let window = self.peer_window_from(ack);
                 self.synthesize(cx, ack, window, stamp);
             }
             return;

@@ -43,8 +43,10 @@ impl SenderHalf {
         // RFC 5681 §2: a duplicate ACK also leaves the window unchanged; an ACK that only opens
         // the window is a window update, never withheld or paused (its sender may have nothing
         // else to send and would wait on a zero window for ever).
-        let window = self.tcp_window(cx, ack.ack, ack.window, stamp);
-        let duplicate = self.last_tcp_ack == Some((ack.ack, window));
+        // The DoF ACK (`dof_ack.rs`) may give the local TCP more than the seen ACK.
+        let (tcp_ack, peer_window) = self.tcp_ack_for(cx.config.policies.dof_ack.is_on(), ack);
+        let window = self.tcp_window(cx, tcp_ack, peer_window, stamp);
+        let duplicate = self.last_tcp_ack == Some((tcp_ack, window));
         if !duplicate {
             self.paused = None; // a newer ACK erases the paused one (Ha & Tsuru §3.3)
         }
@@ -56,12 +58,12 @@ impl SenderHalf {
         if duplicate && ack.pause && cx.config.policies.pause_ack.is_on() {
             // Held until a newer ACK erases it or the pause ends (then given to TCP).
             if self.paused.is_none() {
-                self.paused = Some((cx.now + PAUSE_HOLD, ack.ack, ack.window));
+                self.paused = Some((cx.now + PAUSE_HOLD, tcp_ack, peer_window));
             }
             cx.stats.acks_paused += 1;
             return;
         }
-        self.synthesize(cx, ack.ack, ack.window, stamp);
+        self.synthesize(cx, tcp_ack, peer_window, stamp);
     }
 
     /// Applies an NC-ACK to the coding buffer, the loss estimate, R, the NC ack and the peer's
@@ -136,6 +138,7 @@ impl SenderHalf {
         let count = self
             .repair
             .on_ack(cx.now, ack, self.next_pid, self.loss.loss_rate());
+
         if cx.config.policies.path_memory.is_on()
             && let Some(own) = self.repair.rtt_floor()
         {
@@ -241,7 +244,7 @@ impl SenderHalf {
         if self.buffer.is_empty() {
             return;
         }
-        let window = self.peer_window;
+        let window = self.peer_window_from(ack);
         for _ in 0..3 {
             self.synthesize(cx, ack, window, stamp);
         }
@@ -301,7 +304,13 @@ impl SenderHalf {
     /// `window_bytes`: never more than the coding buffer holds nor, with `flight_cap`, than the
     /// flight cap (or the right edge already given), scaled by the remote's shift.
     fn tcp_window(&self, cx: &Context<'_>, ack: u32, window_bytes: u32, stamp: AckStamp) -> u16 {
-        let mut window_bytes = window_bytes.min(self.coding_buffer_window());
+        // Bytes the DoF ACK gave the local TCP that the buffer still holds take their room.
+        let unseen = self
+            .buffer
+            .base()
+            .map_or(0, |base| seq_diff(ack, base).max(0) as u32);
+        let room = self.coding_buffer_window().saturating_sub(unseen);
+        let mut window_bytes = window_bytes.min(room);
         if let Some(cap) = self.flight_cap_bytes(cx) {
             window_bytes = window_bytes.min(cap.max(self.held_edge(ack, stamp)));
         }
