@@ -10,7 +10,7 @@ use tcpnc_lab::settings::TransferSettings;
 use tcpnc_lab::speed::{self, SpeedCase, SpeedOptions, SpeedResult};
 use tcpnc_lab::speed_summary::{self, CaseSummary, Spread};
 use tcpnc_lab::{Lab, guard, progress};
-use tcpnc_settings::{CongestionControl, Switch};
+use tcpnc_settings::{CodingScheme, CongestionControl, Switch};
 
 /// `tcpnc lab speed`.
 #[derive(Debug, Clone, Args)]
@@ -29,6 +29,14 @@ pub struct SpeedArgs {
         value_name = "on|off"
     )]
     pub coalesce_acks: Vec<Switch>,
+    /// Coding schemes of the nc cases (`scheme`, comma-separated), e.g. dense,systematic.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "dense",
+        value_name = "dense|systematic"
+    )]
+    pub schemes: Vec<CodingScheme>,
     /// Leave out the `off` case (gateways with coding off).
     #[arg(long)]
     pub no_off: bool,
@@ -79,7 +87,13 @@ pub fn run(a: SpeedArgs, mut lab: Lab) -> Result<()> {
     guard::require_root()?;
     lab.queue_packets = a.queue_packets;
     let windows = if a.no_nc { &[][..] } else { &a.windows[..] };
-    let cases = SpeedCase::set(!a.no_off, windows, &a.redundancy, &a.coalesce_acks);
+    let cases = SpeedCase::set(
+        !a.no_off,
+        windows,
+        &a.redundancy,
+        &a.schemes,
+        &a.coalesce_acks,
+    );
     if cases.is_empty() {
         bail!("no case to run (--no-off with --no-nc)");
     }

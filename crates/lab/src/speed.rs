@@ -30,7 +30,7 @@ use serde::Serialize;
 use serde_json::Value;
 pub use tcpnc_gateway::stats::GatewayDrops;
 use tcpnc_gateway::stats::{GatewayCounters, Snapshot};
-use tcpnc_settings::{PathMode, PathSpec, PolicyOverrides, RedundancyPolicy, Switch};
+use tcpnc_settings::{CodingScheme, PathMode, PathSpec, PolicyOverrides, RedundancyPolicy, Switch};
 use tcpnc_tunnel::Cipher;
 
 use crate::error::{LabError, Result};
@@ -55,26 +55,38 @@ pub struct SpeedCase {
     /// The `coalesce_acks` policy (nc only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coalesce_acks: Option<Switch>,
+    /// The coding scheme (nc only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<CodingScheme>,
 }
 
 impl SpeedCase {
-    /// `off`, `nc W12 R1.0`, or `nc W12 R1.0 ca-off` (ACK coalescing off).
+    /// `off`, `nc W12 R1.0`, with ` sys` for the systematic scheme and ` ca-off` with ACK
+    /// coalescing off.
     pub fn label(&self) -> String {
         match (self.mode, self.window, self.redundancy) {
-            (PathMode::Nc, Some(w), Some(r)) => match self.coalesce_acks {
-                Some(Switch::Off) => format!("nc W{w} R{r:.1} ca-off"),
-                _ => format!("nc W{w} R{r:.1}"),
-            },
+            (PathMode::Nc, Some(w), Some(r)) => {
+                let sys = match self.scheme {
+                    Some(CodingScheme::Systematic) => " sys",
+                    _ => "",
+                };
+                let ca = match self.coalesce_acks {
+                    Some(Switch::Off) => " ca-off",
+                    _ => "",
+                };
+                format!("nc W{w} R{r:.1}{sys}{ca}")
+            }
             _ => "off".into(),
         }
     }
 
-    /// `off` then every nc combination of `windows` × `redundancies` × `coalesce` (off
-    /// included when `with_off`).
+    /// `off` then every nc combination of `windows` × `redundancies` × `schemes` × `coalesce`
+    /// (off included when `with_off`).
     pub fn set(
         with_off: bool,
         windows: &[u16],
         redundancies: &[f64],
+        schemes: &[CodingScheme],
         coalesce: &[Switch],
     ) -> Vec<SpeedCase> {
         let off = SpeedCase {
@@ -82,16 +94,20 @@ impl SpeedCase {
             window: None,
             redundancy: None,
             coalesce_acks: None,
+            scheme: None,
         };
         let mut cases: Vec<SpeedCase> = with_off.then_some(off).into_iter().collect();
         for &w in windows {
             for &r in redundancies {
-                cases.extend(coalesce.iter().map(|&c| SpeedCase {
-                    mode: PathMode::Nc,
-                    window: Some(w),
-                    redundancy: Some(r),
-                    coalesce_acks: Some(c),
-                }));
+                for &scheme in schemes {
+                    cases.extend(coalesce.iter().map(|&c| SpeedCase {
+                        mode: PathMode::Nc,
+                        window: Some(w),
+                        redundancy: Some(r),
+                        coalesce_acks: Some(c),
+                        scheme: Some(scheme),
+                    }));
+                }
             }
         }
         cases
@@ -102,6 +118,7 @@ impl SpeedCase {
             window: self.window,
             redundancy: self.redundancy.map(RedundancyPolicy::Fixed),
             coalesce_acks: self.coalesce_acks,
+            scheme: self.scheme,
             ..PolicyOverrides::default()
         }
     }
@@ -424,23 +441,29 @@ mod tests {
 
     #[test]
     fn case_set_is_off_then_every_combination() {
-        let s = SpeedCase::set(true, &[8, 12], &[1.0, 1.1], &[Switch::On]);
+        let dense = [CodingScheme::Dense];
+        let s = SpeedCase::set(true, &[8, 12], &[1.0, 1.1], &dense, &[Switch::On]);
         assert_eq!(s.len(), 5);
         assert_eq!(s[0].label(), "off");
         assert_eq!(s[4].label(), "nc W12 R1.1");
         assert_eq!(s[4].coding().coalesce_acks, Some(Switch::On));
+        assert_eq!(s[4].coding().scheme, Some(CodingScheme::Dense));
         let both = [Switch::On, Switch::Off];
-        let s = SpeedCase::set(false, &[12], &[1.0], &both);
+        let s = SpeedCase::set(false, &[12], &[1.0], &dense, &both);
         assert_eq!(s.len(), 2);
         assert_eq!(s[1].label(), "nc W12 R1.0 ca-off");
         assert_eq!(s[1].coding().coalesce_acks, Some(Switch::Off));
+        let schemes = [CodingScheme::Dense, CodingScheme::Systematic];
+        let s = SpeedCase::set(false, &[12], &[1.0], &schemes, &[Switch::On]);
+        assert_eq!(s[1].label(), "nc W12 R1.0 sys");
+        assert_eq!(s[1].coding().scheme, Some(CodingScheme::Systematic));
     }
 
     /// Only nc cases are profiled, into `<dir>/<slug of the label>.perf.*`; `iperf3` and
     /// `profile` appear in the JSON only when asked for, `{"skipped": ..}` when unavailable.
     #[test]
     fn extras_per_case() {
-        let cases = SpeedCase::set(true, &[12], &[1.0], &[Switch::Off]);
+        let cases = SpeedCase::set(true, &[12], &[1.0], &[CodingScheme::Dense], &[Switch::Off]);
         let opts = SpeedOptions {
             iperf3: true,
             profile_dir: Some(PathBuf::from("/p")),

@@ -114,7 +114,7 @@ pub fn summarize(results: &[(usize, SpeedResult)]) -> Vec<CaseSummary> {
 
 #[cfg(test)]
 mod tests {
-    use tcpnc_settings::Switch;
+    use tcpnc_settings::{CodingScheme, Switch};
 
     use super::*;
     use crate::speed::SpeedCase;
@@ -135,7 +135,7 @@ mod tests {
     /// ratios here are 0.5, 0.75 and 0.8 although off's median is 200.
     #[test]
     fn ratios_are_per_round() {
-        let cases = SpeedCase::set(true, &[12], &[1.0], &[Switch::On]);
+        let cases = SpeedCase::set(true, &[12], &[1.0], &[CodingScheme::Dense], &[Switch::On]);
         let (off, nc) = (&cases[0], &cases[1]);
         let rounds = [(1, 100.0, 50.0), (2, 200.0, 150.0), (3, 250.0, 200.0)];
         let mut results = Vec::new();
