@@ -30,7 +30,9 @@ use serde::Serialize;
 use serde_json::Value;
 pub use tcpnc_gateway::stats::GatewayDrops;
 use tcpnc_gateway::stats::{GatewayCounters, Snapshot};
-use tcpnc_settings::{CodingScheme, PathMode, PathSpec, PolicyOverrides, RedundancyPolicy, Switch};
+use tcpnc_settings::{
+    CodingScheme, PathMode, PathSpec, Policies, PolicyOverrides, RedundancyPolicy, Switch,
+};
 use tcpnc_tunnel::Cipher;
 
 use crate::error::{LabError, Result};
@@ -172,6 +174,10 @@ pub struct SpeedResult {
     /// The cipher of the client gateway's tunnel sessions (`chacha20-poly1305`,
     /// `aes-256-gcm`, `mixed`; `null` without keys): `--cipher` as the gateways resolved it.
     pub cipher: Option<&'static str>,
+    /// The whole policy set the nc gateways ran with (the product's with the case's keys);
+    /// absent for `off`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policies: Option<Policies>,
     /// The gateways' final counters (`{"client": .., "server": ..}`).
     pub gateways: Value,
     /// iperf3's figures in a second session of the same case (with `--iperf3`), or
@@ -203,6 +209,7 @@ impl SpeedResult {
             udp_gro: true,
             workers: [1, 1],
             cipher: None,
+            policies: None,
             gateways: Value::Null,
             iperf3: None,
             profile: None,
@@ -292,6 +299,7 @@ fn run_case(
         udp_gro: g.client.udp_gro && g.server.udp_gro,
         workers: [g.client.workers, g.server.workers],
         cipher: session_cipher(&g.client.tunnel),
+        policies: (case.mode == PathMode::Nc).then(|| Policies::product().with(&case.coding())),
         gateways: serde_json::to_value(&g).unwrap_or(Value::Null),
         iperf3,
         profile,

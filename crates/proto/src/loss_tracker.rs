@@ -339,6 +339,12 @@ impl LossEstimator {
         }
     }
 
+    /// No random loss on record: neither in the kept windows (or the prior) nor in the
+    /// current one (`systematic_when_clean`).
+    pub fn clean(&self) -> bool {
+        self.random_loss_rate() == 0.0 && self.window.0 == 0
+    }
+
     /// Fraction of classified combinations that were lost (0 when nothing is known).
     pub fn loss_rate(&self) -> f64 {
         let total = self.received + self.lost;

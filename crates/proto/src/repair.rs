@@ -187,13 +187,11 @@ impl DeficitRepair {
         }
     }
 
-    /// Bookkeeping for a systematic code (`covering` false): only the repairs in flight count
-    /// against a reported deficit.
-    pub fn systematic() -> Self {
-        DeficitRepair {
-            covering: false,
-            ..Self::new()
-        }
+    /// Whether the combinations sent reach back to the first unseen packet (dense, the
+    /// default) or are uncoded packets and W-wide combinations (systematic): then only the
+    /// repairs in flight count against a reported deficit.
+    pub fn set_covering(&mut self, covering: bool) {
+        self.covering = covering;
     }
 
     /// Records the combination sent with `pid`: it is the first to include a new packet
@@ -416,7 +414,8 @@ mod tests {
     /// repairs sent for it do.
     #[test]
     fn a_systematic_deficit_counts_only_repairs_in_flight() {
-        let mut r = DeficitRepair::systematic();
+        let mut r = DeficitRepair::new();
+        r.set_covering(false);
         let mut pid = 0;
         send(&mut r, &mut pid, 10, 10);
         send(&mut r, &mut pid, 40, 30);

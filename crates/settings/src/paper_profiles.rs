@@ -54,6 +54,7 @@ impl Policies {
             tail_recovery: Switch::Off,
             tail_burst: Switch::Off,
             dof_ack: Switch::Off,
+            systematic_when_clean: Switch::Off,
         }
     }
 
@@ -112,6 +113,7 @@ mod tests {
             p.tail_recovery,
             p.tail_burst,
             p.dof_ack,
+            p.systematic_when_clean,
         ] {
             assert_eq!(s, Switch::Off);
         }

@@ -134,6 +134,10 @@ pub struct Policies {
     /// rank), not only its seen prefix; packets leave the coding buffer only once seen, so a
     /// systematic code masks loss as a dense one does (docs/engine.md "DoF ACK").
     pub dof_ack: Switch,
+    /// With the dense scheme: while a flow's loss record shows no random loss, an arrival's
+    /// first combination is the packet alone, as the systematic scheme sends it (nothing to
+    /// mask, nothing combined; docs/engine.md "Systematic while clean").
+    pub systematic_when_clean: Switch,
 }
 
 impl Default for Policies {
@@ -188,6 +192,7 @@ impl Policies {
             tail_recovery: Switch::On,
             tail_burst: Switch::On,
             dof_ack: Switch::On,
+            systematic_when_clean: Switch::On,
         }
     }
 
@@ -253,6 +258,9 @@ impl Policies {
             tail_recovery: o.tail_recovery.unwrap_or(self.tail_recovery),
             tail_burst: o.tail_burst.unwrap_or(self.tail_burst),
             dof_ack: o.dof_ack.unwrap_or(self.dof_ack),
+            systematic_when_clean: o
+                .systematic_when_clean
+                .unwrap_or(self.systematic_when_clean),
         }
     }
 
@@ -467,6 +475,13 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dof_ack: Option<Switch>,
+    /// With the dense scheme: while a flow's loss record shows no random loss (a clean path),
+    /// each new packet is sent alone, uncoded, as the systematic scheme sends it; dense
+    /// combinations start with the first loss. Default: on (off in the paper profiles;
+    /// docs/engine.md "Systematic while clean").
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub systematic_when_clean: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -499,13 +514,14 @@ impl From<Policies> for PolicyOverrides {
             tail_recovery: Some(p.tail_recovery),
             tail_burst: Some(p.tail_burst),
             dof_ack: Some(p.dof_ack),
+            systematic_when_clean: Some(p.systematic_when_clean),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 26] = [
+    pub const KEYS: [&'static str; 27] = [
         "window",
         "redundancy",
         "scheme",
@@ -532,6 +548,7 @@ impl PolicyOverrides {
         "tail_recovery",
         "tail_burst",
         "dof_ack",
+        "systematic_when_clean",
     ];
 }
 

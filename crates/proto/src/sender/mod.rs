@@ -139,10 +139,7 @@ impl SenderHalf {
             acc: RedundancyAccumulator::new(&cfg.policies.redundancy),
             next_pid: 0,
             loss: LossEstimator::new(),
-            repair: match cfg.policies.scheme {
-                CodingScheme::Dense => DeficitRepair::new(),
-                CodingScheme::Systematic => DeficitRepair::systematic(),
-            },
+            repair: DeficitRepair::new(),
             last_ack_at: None,
             episodes: Episodes::new(),
             probe: None,
@@ -211,6 +208,18 @@ impl SenderHalf {
             .map_or(cx.config.coding_window(), Vbnc::window)
             .max(usize::from(self.burst_window));
         (w + usize::from(self.unordering)).min(crate::config::MAX_CODING_WINDOW)
+    }
+
+    /// Whether an arrival's first combination is the packet alone: always with the systematic
+    /// scheme; with the dense one and `systematic_when_clean`, while the flow's loss record
+    /// shows no random loss (nothing to mask: combining would only cost CPU).
+    fn sends_systematic(&self, cx: &Context<'_>) -> bool {
+        match cx.config.policies.scheme {
+            CodingScheme::Systematic => true,
+            CodingScheme::Dense => {
+                cx.config.policies.systematic_when_clean.is_on() && self.loss.clean()
+            }
+        }
     }
 
     /// Gives the VBNC controller what this segment shows of the local TCP (`vbnc.rs`).
@@ -344,7 +353,7 @@ impl SenderHalf {
         for arrival in touched.iter() {
             let count = self.acc.on_arrival();
             for k in 0..count {
-                let systematic = k == 0 && cx.config.policies.scheme == CodingScheme::Systematic;
+                let systematic = k == 0 && self.sends_systematic(cx);
                 self.send_combination(cx, arrival, systematic, k > 0);
             }
             self.count_for_pb_burst(cx);

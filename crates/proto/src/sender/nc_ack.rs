@@ -135,6 +135,8 @@ impl SenderHalf {
         stamp: AckStamp,
         delivered: u64,
     ) -> bool {
+        let covering = !self.sends_systematic(cx);
+        self.repair.set_covering(covering);
         let count = self
             .repair
             .on_ack(cx.now, ack, self.next_pid, self.loss.loss_rate());
