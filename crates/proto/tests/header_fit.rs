@@ -11,7 +11,8 @@ use tcpnc_wire::{FrameRepr, IpVersion};
 
 const ISN: u32 = 1_000;
 
-/// W 8, R 1, deficit repair, a 600-byte tunnel MTU.
+/// W 8, R 1, deficit repair, a 600-byte tunnel MTU; every combination dense (not uncoded
+/// while the flow is clean, which would never fill a window).
 fn config(coefficients: CoefficientTransport) -> EngineConfig {
     EngineConfig {
         policies: Policies {
@@ -19,6 +20,7 @@ fn config(coefficients: CoefficientTransport) -> EngineConfig {
             redundancy: RedundancyPolicy::Fixed(1.0),
             repair: RepairPolicy::Deficit,
             coefficients,
+            systematic_when_clean: tcpnc_proto::config::Switch::Off,
             ..Policies::engine_test()
         },
         tunnel_mtu: 600,

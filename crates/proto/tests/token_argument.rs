@@ -6,8 +6,9 @@
 //! first unseen packet leaves every later coding window: the ACK stops advancing and every
 //! further combination produces a duplicate ACK — the loss becomes visible to TCP.
 //!
-//! These are the paper's rules alone, so the deficit repair (`repair.rs`) and the DoF ACK
-//! (`dof_ack`, which counts the DoFs past the stall) are off; the last test
+//! These are the paper's rules alone, so the deficit repair (`repair.rs`), the DoF ACK
+//! (`dof_ack`, which counts the DoFs past the stall) and the uncoded packets of a clean flow
+//! (`systematic_when_clean`) are off; the last test
 //! turns it on and checks that it refills the deficit the token argument leaves.
 
 mod common;
@@ -41,6 +42,7 @@ fn run_with(repair: RepairPolicy, w: usize, k: u32, drops: &[u32]) -> Run {
             repair,
             // The paper's seen-ACK: the DoF ACK would mask the deficit reaching W.
             dof_ack: tcpnc_proto::config::Switch::Off,
+            systematic_when_clean: tcpnc_proto::config::Switch::Off,
             ..Policies::engine_test()
         },
         ..EngineConfig::default()

@@ -126,6 +126,8 @@ fn frame_windows(policy: WindowPolicy) -> Vec<usize> {
     cfg.policies.window = 8;
     cfg.policies.redundancy = RedundancyPolicy::Fixed(1.0);
     cfg.policies.window_policy = policy;
+    // The window's growth shows in dense combinations (a clean flow would send them alone).
+    cfg.policies.systematic_when_clean = tcpnc_proto::config::Switch::Off;
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
     let mut b = Engine::new(cfg, 2).unwrap();
     let (mut to_a, mut to_b) = (BTreeMap::new(), BTreeMap::new());

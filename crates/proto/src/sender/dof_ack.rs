@@ -31,7 +31,7 @@ const REMEMBERED_PIDS: usize = 2048;
 /// The newest symbol index of each recently sent frame, by Pid: a ring of (Pid + 1, index),
 /// 0 marking an empty slot, allocated with the flow's first frame.
 #[derive(Debug, Default)]
-pub(crate) struct SentIndices {
+pub(super) struct SentIndices {
     slots: Vec<(u64, u64)>,
 }
 
@@ -45,7 +45,7 @@ impl SentIndices {
     }
 
     /// The newest index of frame `pid`, if it is still remembered.
-    pub(crate) fn last_of(&self, pid: u32) -> Option<u64> {
+    pub(super) fn last_of(&self, pid: u32) -> Option<u64> {
         match self.slots.get(pid as usize % REMEMBERED_PIDS) {
             Some(&(tag, last)) if tag == u64::from(pid) + 1 => Some(last),
             _ => None,

@@ -112,7 +112,7 @@ pub struct SenderHalf {
     /// When the local TCP was last given a duplicate ACK.
     duplicate_at: Option<Duration>,
     /// The newest index of each recent frame, by Pid (`dof_ack.rs`).
-    pub(super) sent_indices: dof_ack::SentIndices,
+    sent_indices: dof_ack::SentIndices,
 }
 
 impl SenderHalf {
@@ -211,13 +211,18 @@ impl SenderHalf {
     }
 
     /// Whether an arrival's first combination is the packet alone: always with the systematic
-    /// scheme; with the dense one and `systematic_when_clean`, while the flow's loss record
-    /// shows no random loss (nothing to mask: combining would only cost CPU).
+    /// scheme; with the dense one and `systematic_when_clean`, while the flow's record shows
+    /// no random loss and no late arrival (nothing to mask: combining would only cost CPU). A
+    /// late uncoded packet holds the seen-ACK until it arrives, and the DoF ACK then counts
+    /// the unordering length as missing: reordering needs the dense code's masking too.
     fn sends_systematic(&self, cx: &Context<'_>) -> bool {
         match cx.config.policies.scheme {
             CodingScheme::Systematic => true,
             CodingScheme::Dense => {
-                cx.config.policies.systematic_when_clean.is_on() && self.loss.clean()
+                cx.config.policies.systematic_when_clean.is_on()
+                    && self.loss.clean()
+                    && self.loss.late == 0
+                    && self.unordering == 0
             }
         }
     }
