@@ -391,6 +391,14 @@ mod tests {
         }
     }
 
+    /// Sends `k` repairs from `pid`.
+    fn send_repairs(r: &mut DeficitRepair, pid: &mut u32, k: u32) {
+        for _ in 0..k {
+            r.on_sent(Duration::ZERO, *pid, false, true);
+            *pid += 1;
+        }
+    }
+
     #[test]
     fn nothing_missing_nothing_sent() {
         let mut r = DeficitRepair::new();
@@ -421,10 +429,7 @@ mod tests {
         send(&mut r, &mut pid, 40, 30);
         let k = r.on_ack(Duration::ZERO, &ack(100, 9, 2), pid, 0.1);
         assert_eq!(k, 2); // 2 / 0.9 = 2.2
-        for _ in 0..k {
-            r.on_sent(Duration::ZERO, pid, false, true);
-            pid += 1;
-        }
+        send_repairs(&mut r, &mut pid, k);
         assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 10, 2), pid, 0.1), 0);
     }
 
@@ -436,10 +441,7 @@ mod tests {
         // Echo 9: 10 combinations in flight, 10 new packets: 0.9·10 − 10 = −1; 6 missing.
         let k = r.on_ack(Duration::ZERO, &ack(100, 9, 6), pid, 0.1);
         assert_eq!(k, 8); // (6 + 1) / 0.9 = 7.8
-        for _ in 0..k {
-            r.on_sent(Duration::ZERO, pid, false, true);
-            pid += 1;
-        }
+        send_repairs(&mut r, &mut pid, k);
         // The next ACK (echo 10) reports the same deficit: the repairs are in flight.
         assert_eq!(r.on_ack(Duration::ZERO, &ack(200, 10, 6), pid, 0.1), 0);
     }
@@ -458,10 +460,7 @@ mod tests {
         }
         assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 9, 6), pid, 0.1), 8);
         // Counted ones are in flight.
-        for _ in 0..8 {
-            r.on_sent(Duration::ZERO, pid, false, true);
-            pid += 1;
-        }
+        send_repairs(&mut r, &mut pid, 8);
         assert_eq!(r.on_ack(Duration::ZERO, &ack(200, 10, 6), pid, 0.1), 0);
         // A Pid that is not the latest recorded is not uncounted.
         r.uncount(pid - 3);
@@ -477,10 +476,7 @@ mod tests {
         assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 39, 5), pid, 0.1), 0);
         let k = r.on_ack(Duration::ZERO, &ack(100, 40, 5), pid, 0.1);
         assert_eq!(k, 6); // 5 / 0.9 = 5.6
-        for _ in 0..k {
-            r.on_sent(Duration::ZERO, pid, false, true);
-            pid += 1;
-        }
+        send_repairs(&mut r, &mut pid, k);
         assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 41, 5), pid, 0.1), 0);
     }
 

@@ -134,9 +134,9 @@ pub struct Policies {
     /// rank), not only its seen prefix; packets leave the coding buffer only once seen, so a
     /// systematic code masks loss as a dense one does (docs/engine.md "DoF ACK").
     pub dof_ack: Switch,
-    /// With the dense scheme: while a flow's loss record shows no random loss, an arrival's
-    /// first combination is the packet alone, as the systematic scheme sends it (nothing to
-    /// mask, nothing combined; docs/engine.md "Systematic while clean").
+    /// With the dense scheme: while a flow's record shows no random loss and no reordering,
+    /// an arrival's first combination is the packet alone, as the systematic scheme sends it
+    /// (nothing to mask, nothing combined; docs/engine.md "Systematic while clean").
     pub systematic_when_clean: Switch,
 }
 
@@ -475,10 +475,10 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dof_ack: Option<Switch>,
-    /// With the dense scheme: while a flow's loss record shows no random loss (a clean path),
-    /// each new packet is sent alone, uncoded, as the systematic scheme sends it; dense
-    /// combinations start with the first loss. Default: on (off in the paper profiles;
-    /// docs/engine.md "Systematic while clean").
+    /// With the dense scheme: while a flow's record shows no random loss and no reordering (a
+    /// clean path), each new packet is sent alone, uncoded, as the systematic scheme sends it;
+    /// dense combinations start with the first loss or late arrival. Default: on (off in the
+    /// paper profiles; docs/engine.md "Systematic while clean").
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub systematic_when_clean: Option<Switch>,
