@@ -83,8 +83,9 @@ pub fn intro(o: &DemoOptions) -> String {
          two network namespaces, through two tcpnc gateways and the tcpnc link emulator:\n\
          'plain' = gateways forward packets uncoded (TCP sees every loss and backs off),\n\
          'nc'    = gateways send random linear combinations with redundancy R ~ 1/(1-p)\n\
-         \x20         (learnt from the loss they measure), acknowledge every useful one and\n\
-         \x20         repair what R missed (TCP sees few losses).\n\
+         \x20         (learnt from the loss they measure; each packet alone while they see\n\
+         \x20         none), acknowledge every useful one and repair what R missed (TCP\n\
+         \x20         sees few losses).\n\
          Every transfer is checked end to end with sha256.\n",
         o.bytes,
         o.rate_mbit,
