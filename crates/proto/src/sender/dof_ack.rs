@@ -53,6 +53,12 @@ impl SentIndices {
     }
 }
 
+/// What is left of a `window` announced from `base` when counted from `ack` (at or after
+/// `base`): the same right edge, never wrapping.
+fn window_from(window: u32, base: u32, ack: u32) -> u32 {
+    window.saturating_sub(seq_diff(ack, base).max(0) as u32)
+}
+
 impl SenderHalf {
     /// The newest index the peer has surely heard of: that of the echoed frame, or for a
     /// redundant one (a repair may reach less far than the frames before it) the newest of
@@ -94,15 +100,16 @@ impl SenderHalf {
         if !seq_lt(ack.ack, seq) {
             return seen;
         }
-        let gap = seq_diff(seq, ack.ack) as u32;
-        (seq, ack.window.saturating_sub(gap))
+        (seq, window_from(ack.window, ack.ack, seq))
     }
 
     /// The peer's window as seen from `ack` (an ack given to the local TCP, at or beyond the
     /// NC ack): what is left before the right edge of its latest NC-ACK.
     pub(super) fn peer_window_from(&self, ack: u32) -> u32 {
-        let gap = self.nc_ack.map_or(0, |nc| seq_diff(ack, nc).max(0) as u32);
-        self.peer_window.saturating_sub(gap)
+        match self.nc_ack {
+            Some(nc) => window_from(self.peer_window, nc, ack),
+            None => self.peer_window,
+        }
     }
 
     /// The index of the first packet the DoF ACK does not count as held by the peer, when it
