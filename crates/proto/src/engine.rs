@@ -496,6 +496,9 @@ impl Engine {
     fn remove_flow(&mut self, conn: &ConnKey, reason: CloseReason) {
         self.handshake_copies.forget(conn);
         if let Some(flow) = self.flows.remove(conn) {
+            if let Some(sender) = &flow.sender {
+                self.path.flight_share.forget(sender.reported_flight());
+            }
             self.out.stats.flows_closed += 1;
             self.out.stats.flows_active = self.flows.len();
             self.out.event(Event::FlowClosed {

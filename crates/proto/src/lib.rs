@@ -14,6 +14,7 @@ pub mod engine;
 pub mod episode;
 pub mod event;
 pub mod flight_cap;
+pub mod flight_share;
 pub mod flow_id_conversion;
 pub mod loss_burst;
 pub mod loss_tracker;

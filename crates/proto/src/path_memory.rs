@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use crate::flight_cap::FlightCap;
+use crate::flight_share::FlightShare;
 use crate::repair::queue_evidence;
 use crate::repair_budget::RepairBudget;
 
@@ -37,6 +38,9 @@ pub struct PathEstimate {
     pub rtt_floor: Option<(Duration, Duration)>,
     /// The datagram arrival rate of all flows and the flight cap it gives (`flight_cap.rs`).
     pub flight_cap: FlightCap,
+    /// The flights of the flows' local TCPs, among which the cap is shared
+    /// (`flight_share.rs`).
+    pub flight_share: FlightShare,
 }
 
 impl PathEstimate {

@@ -55,6 +55,7 @@ impl Policies {
             tail_burst: Switch::Off,
             dof_ack: Switch::Off,
             systematic_when_clean: Switch::Off,
+            flight_share: Switch::Off,
         }
     }
 
@@ -114,6 +115,7 @@ mod tests {
             p.tail_burst,
             p.dof_ack,
             p.systematic_when_clean,
+            p.flight_share,
         ] {
             assert_eq!(s, Switch::Off);
         }

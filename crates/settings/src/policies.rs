@@ -138,6 +138,10 @@ pub struct Policies {
     /// an arrival's first combination is the packet alone, as the systematic scheme sends it
     /// (nothing to mask, nothing combined; docs/engine.md "Systematic while clean").
     pub systematic_when_clean: Switch,
+    /// The flight cap is shared between the flows of one peer: each gets the larger of its
+    /// equal share among the flows with something in flight and what the others leave
+    /// (docs/engine.md "Flight cap shared between flows"). Off: each flow may fill the whole cap.
+    pub flight_share: Switch,
 }
 
 impl Default for Policies {
@@ -193,6 +197,7 @@ impl Policies {
             tail_burst: Switch::On,
             dof_ack: Switch::On,
             systematic_when_clean: Switch::On,
+            flight_share: Switch::On,
         }
     }
 
@@ -261,6 +266,7 @@ impl Policies {
             systematic_when_clean: o
                 .systematic_when_clean
                 .unwrap_or(self.systematic_when_clean),
+            flight_share: o.flight_share.unwrap_or(self.flight_share),
         }
     }
 
@@ -482,6 +488,13 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub systematic_when_clean: Option<Switch>,
+    /// The flight cap (`flight_cap`) shared between the flows of one peer: each flow's cap is
+    /// the larger of its equal share among the flows with something in flight and what the
+    /// others leave, so many flows together keep within what the path holds. Default: on (off
+    /// in the paper profiles; docs/engine.md "Flight cap shared between flows").
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flight_share: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -515,13 +528,14 @@ impl From<Policies> for PolicyOverrides {
             tail_burst: Some(p.tail_burst),
             dof_ack: Some(p.dof_ack),
             systematic_when_clean: Some(p.systematic_when_clean),
+            flight_share: Some(p.flight_share),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 27] = [
+    pub const KEYS: [&'static str; 28] = [
         "window",
         "redundancy",
         "scheme",
@@ -549,6 +563,7 @@ impl PolicyOverrides {
         "tail_burst",
         "dof_ack",
         "systematic_when_clean",
+        "flight_share",
     ];
 }
 

@@ -83,19 +83,18 @@ impl SenderHalf {
     /// right edge; without it, the NC-ACK's own.
     pub(super) fn tcp_ack_for(&self, dof_ack: bool, ack: &AckRepr) -> (u32, u32) {
         let seen = (ack.ack, ack.window);
-        let Some(given) = self.dof_index(dof_ack, ack) else {
+        if !dof_ack {
             return seen;
-        };
-        let seq = match self.buffer.get(given) {
-            Some(p) => p.start,
-            None => match self.buffer.next_seq() {
-                Some(s) => s,
-                None => return seen,
-            },
-        };
-        let seq = match self.last_tcp_ack {
-            Some((last, _)) if seq_lt(seq, last) => last,
-            _ => seq,
+        }
+        let held = self.dof_index(ack).map(|i| match self.buffer.get(i) {
+            Some(p) => Some(p.start),
+            None => self.buffer.next_seq(),
+        });
+        let seq = match (held.flatten(), self.last_tcp_ack) {
+            (Some(s), Some((last, _))) if seq_lt(s, last) => last,
+            (Some(s), _) => s,
+            (None, Some((last, _))) => last,
+            (None, None) => return seen,
         };
         if !seq_lt(ack.ack, seq) {
             return seen;
@@ -114,10 +113,7 @@ impl SenderHalf {
 
     /// The index of the first packet the DoF ACK does not count as held by the peer, when it
     /// lies beyond the oldest buffered (unseen) packet.
-    fn dof_index(&self, dof_ack: bool, ack: &AckRepr) -> Option<u64> {
-        if !dof_ack {
-            return None;
-        }
+    fn dof_index(&self, ack: &AckRepr) -> Option<u64> {
         let last = self.heard_of(ack)?;
         let first = self.buffer.first_index()?;
         let missing = u64::from(ack.lost_dof) + u64::from(ack.unordering);

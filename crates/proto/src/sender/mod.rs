@@ -113,6 +113,8 @@ pub struct SenderHalf {
     duplicate_at: Option<Duration>,
     /// The newest index of each recent frame, by Pid (`dof_ack.rs`).
     sent_indices: dof_ack::SentIndices,
+    /// The local TCP's flight, segments, as last reported to the path (`flight_share.rs`).
+    reported_flight: u64,
 }
 
 impl SenderHalf {
@@ -171,6 +173,7 @@ impl SenderHalf {
             idle_seen_at: None,
             duplicate_at: None,
             sent_indices: dof_ack::SentIndices::default(),
+            reported_flight: 0,
         }
         .starting_from(cfg, path)
     }
@@ -318,6 +321,7 @@ impl SenderHalf {
             }
         };
         if outcome.new_index.is_some() {
+            self.report_flight(cx);
             cx.stats.packets_buffered += 1;
             self.note_idle(cx);
             self.last_new_at = Some(cx.now);

@@ -292,6 +292,7 @@ impl SenderHalf {
         }
         let replaceable = (cx.config.policies.coalesce_acks.is_on() && advances).then_some(ack);
         self.last_tcp_ack = Some((ack, window));
+        self.report_flight(cx);
         if cx.out.deliver_ack(packet, self.data_flow, replaceable) == Queued::Coalesced {
             // It took the place of one counted when queued.
             cx.stats.tcp_acks_coalesced += 1;
@@ -328,15 +329,39 @@ impl SenderHalf {
         Some(bytes.min(u64::from(u32::MAX)) as u32)
     }
 
-    /// The flight cap in segments, with the policy on and the cap and floor known.
+    /// The flight cap in segments, with the policy on and the cap and floor known: the path's,
+    /// or with `flight_share` this flow's share of it (`flight_share.rs`).
     fn flight_cap_segments(&self, cx: &Context<'_>) -> Option<u64> {
         if !cx.config.policies.flight_cap.is_on() {
             return None;
         }
         let delivery = 1.0 - self.loss.random_loss_rate();
-        cx.path
+        let cap = cx
+            .path
             .flight_cap
-            .cap_segments(self.repair.rtt_floor()?, delivery)
+            .cap_segments(self.repair.rtt_floor()?, delivery)?;
+        Some(match cx.config.policies.flight_share.is_on() {
+            true => cx.path.flight_share.cap_for(cap, self.reported_flight),
+            false => cap,
+        })
+    }
+
+    /// Reports the local TCP's flight to the path (`flight_share.rs`): from the ack last given
+    /// to it to the end of its newest segment, in segments.
+    pub(super) fn report_flight(&mut self, cx: &mut Context<'_>) {
+        let bytes = match (self.last_tcp_ack, self.buffer.next_seq()) {
+            (Some((ack, _)), Some(end)) => seq_diff(end, ack).max(0) as u64,
+            _ => 0,
+        };
+        let segments = bytes.div_ceil(u64::from(self.largest_payload.max(536)));
+        cx.path
+            .flight_share
+            .report(&mut self.reported_flight, segments);
+    }
+
+    /// The flight last reported to the path (`flight_share.rs`), segments.
+    pub fn reported_flight(&self) -> u64 {
+        self.reported_flight
     }
 
     /// The window that keeps the right edge last given to the local TCP where it was for an
