@@ -19,6 +19,10 @@ pub const ADAPTIVE_MAX_REDUNDANCY: f64 = 2.0;
 /// [`RedundancyPolicy::for_success_rate`].
 pub const RA_BLOCK: u32 = 100;
 
+/// The adaptive policy's margin over 1/(1 − p), as a multiple of p
+/// ([`RedundancyPolicy::for_loss`]).
+pub const ADAPTIVE_MARGIN: f64 = 0.4;
+
 /// How many combinations an arrival produces.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RedundancyPolicy {
@@ -151,7 +155,7 @@ impl RedundancyPolicy {
         } else {
             0.0
         };
-        let r = 1.0 / (1.0 - p) + 0.4 * p;
+        let r = 1.0 / (1.0 - p) + ADAPTIVE_MARGIN * p;
         RedundancyPolicy::Fixed(((r * 100.0).round() / 100.0).clamp(1.0, MAX_REDUNDANCY))
     }
 
