@@ -12,9 +12,8 @@
 
 mod common;
 
-use std::collections::{BTreeMap, VecDeque};
-
-use common::timed::{acknowledge_delivered, take_due};
+use common::bottleneck::Bottleneck;
+use common::timed::acknowledge_delivered;
 use common::{TestRng, bulk_segment, ms};
 use tcpnc_proto::config::EngineConfig;
 use tcpnc_proto::config::Switch;
@@ -40,26 +39,6 @@ struct Run {
     flow: FlowStats,
 }
 
-/// The bottleneck of the module docs: a drop-tail queue served at one datagram per ms.
-#[derive(Default)]
-struct Bottleneck {
-    queue: VecDeque<Vec<u8>>,
-    drops: u64,
-    /// Drops after the first second (the window's first flight meets no cap yet).
-    late_drops: u64,
-}
-
-impl Bottleneck {
-    fn offer(&mut self, now: u64, d: Vec<u8>) {
-        if self.queue.len() < QUEUE {
-            self.queue.push_back(d);
-        } else {
-            self.drops += 1;
-            self.late_drops += u64::from(now >= WARM_UP_MS);
-        }
-    }
-}
-
 fn engine(flight_cap: Switch, seed: u64) -> Engine {
     let mut cfg = EngineConfig::default();
     cfg.policies.flight_cap = flight_cap;
@@ -75,18 +54,11 @@ fn sendable(next: u32, acked: u32, window: u32) -> bool {
 fn transfer(flight_cap: Switch, seed: u64) -> Run {
     let (mut a, mut b) = (engine(flight_cap, seed), engine(flight_cap, seed ^ 0x5EED));
     let mut rng = TestRng(seed | 1);
-    let mut link = Bottleneck::default();
-    let mut to_b: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
-    let mut to_a: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
+    let mut link = Bottleneck::new(QUEUE, LOSS, DELAY_MS, WARM_UP_MS);
     let (mut next, mut acked, mut window) = (0u32, 0u32, 65_535u32);
-    let (mut order, mut datagrams, mut largest_flight) = (0u64, 0u64, 0u32);
+    let mut largest_flight = 0u32;
     for now in 0..20_000u64 {
-        for d in take_due(&mut to_a, now) {
-            a.handle_datagram(ms(now), &d);
-        }
-        if a.poll_timeout().is_some_and(|t| t <= ms(now)) {
-            a.handle_timeout(ms(now));
-        }
+        link.deliver_to_a(&mut a, now);
         while let Some(p) = a.poll_local() {
             let tcp = TcpPacket::parse(&p).unwrap().tcp;
             let offset = seq_diff(tcp.ack, ISN);
@@ -96,45 +68,26 @@ fn transfer(flight_cap: Switch, seed: u64) -> Run {
             }
         }
         if acked == SEGMENTS {
-            return finish(true, &a, &link, datagrams, largest_flight);
+            return finish(true, &a, &link, largest_flight);
         }
         while sendable(next, acked, window) {
             a.handle_local(ms(now), &bulk_segment(ISN, next, SEG));
             next += 1;
         }
         largest_flight = largest_flight.max(next - acked);
-        while let Some(d) = a.poll_transmit() {
-            datagrams += 1;
-            link.offer(now, d);
-        }
-        // One datagram leaves the queue per millisecond; random loss after it.
-        if let Some(d) = link.queue.pop_front()
-            && !rng.chance(LOSS)
-        {
-            order += 1;
-            to_b.insert((now + DELAY_MS, order), d);
-        }
-        for d in take_due(&mut to_b, now) {
-            b.handle_datagram(ms(now), &d);
-        }
-        if b.poll_timeout().is_some_and(|t| t <= ms(now)) {
-            b.handle_timeout(ms(now));
-        }
+        link.carry_to_b(&mut a, &mut b, now, &mut rng);
         acknowledge_delivered(&mut b, now);
-        while let Some(d) = b.poll_transmit() {
-            order += 1;
-            to_a.insert((now + DELAY_MS, order), d);
-        }
+        link.carry_back(&mut b, now);
     }
-    finish(false, &a, &link, datagrams, largest_flight)
+    finish(false, &a, &link, largest_flight)
 }
 
-fn finish(delivered_all: bool, a: &Engine, link: &Bottleneck, datagrams: u64, flight: u32) -> Run {
+fn finish(delivered_all: bool, a: &Engine, link: &Bottleneck, flight: u32) -> Run {
     Run {
         delivered_all,
         queue_drops: link.drops,
         late_drops: link.late_drops,
-        datagrams,
+        datagrams: link.datagrams,
         largest_flight: flight,
         flow: a.stats().flows.values().next().unwrap().clone(),
     }

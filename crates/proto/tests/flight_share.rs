@@ -16,8 +16,8 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use common::bottleneck::Bottleneck;
 use common::flows::{client_data, client_flow};
-use common::timed::take_due;
 use common::{TestRng, ms, segment};
 use tcpnc_proto::Engine;
 use tcpnc_proto::config::{EngineConfig, Switch};
@@ -104,17 +104,9 @@ fn transfer(flight_share: Switch, seed: u64) -> Run {
         acked: 0,
         window: 65_535,
     }; FLOWS as usize];
-    let mut queue = std::collections::VecDeque::new();
-    let mut to_b: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
-    let mut to_a: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
-    let (mut order, mut datagrams, mut late_drops) = (0u64, 0u64, 0u64);
+    let mut link = Bottleneck::new(QUEUE, LOSS, DELAY_MS, WARM_UP_MS);
     for now in 0..30_000u64 {
-        for d in take_due(&mut to_a, now) {
-            a.handle_datagram(ms(now), &d);
-        }
-        if a.poll_timeout().is_some_and(|t| t <= ms(now)) {
-            a.handle_timeout(ms(now));
-        }
+        link.deliver_to_a(&mut a, now);
         take_acks(&mut a, &mut tcps);
         if tcps.iter().all(|g| g.acked == SEGMENTS) {
             break;
@@ -126,36 +118,14 @@ fn transfer(flight_share: Switch, seed: u64) -> Run {
                 g.next += 1;
             }
         }
-        while let Some(d) = a.poll_transmit() {
-            datagrams += 1;
-            if queue.len() < QUEUE {
-                queue.push_back(d);
-            } else {
-                late_drops += u64::from(now >= WARM_UP_MS);
-            }
-        }
-        if let Some(d) = queue.pop_front()
-            && !rng.chance(LOSS)
-        {
-            order += 1;
-            to_b.insert((now + DELAY_MS, order), d);
-        }
-        for d in take_due(&mut to_b, now) {
-            b.handle_datagram(ms(now), &d);
-        }
-        if b.poll_timeout().is_some_and(|t| t <= ms(now)) {
-            b.handle_timeout(ms(now));
-        }
+        link.carry_to_b(&mut a, &mut b, now, &mut rng);
         acknowledge(&mut b, now);
-        while let Some(d) = b.poll_transmit() {
-            order += 1;
-            to_a.insert((now + DELAY_MS, order), d);
-        }
+        link.carry_back(&mut b, now);
     }
     Run {
         finished: tcps.iter().filter(|g| g.acked == SEGMENTS).count(),
-        datagrams,
-        late_drops,
+        datagrams: link.datagrams,
+        late_drops: link.late_drops,
     }
 }
 

@@ -2,6 +2,7 @@
 //! TCP-like sender behind engine A and a TCP-like receiver behind engine B.
 #![allow(dead_code)]
 
+pub mod bottleneck;
 mod channel;
 pub mod flows;
 pub mod frames;
