@@ -86,11 +86,11 @@ impl SenderHalf {
         if !dof_ack {
             return seen;
         }
-        let held = self.dof_index(ack).map(|i| match self.buffer.get(i) {
+        let held = self.dof_index(ack).and_then(|i| match self.buffer.get(i) {
             Some(p) => Some(p.start),
             None => self.buffer.next_seq(),
         });
-        let seq = match (held.flatten(), self.last_tcp_ack) {
+        let seq = match (held, self.last_tcp_ack) {
             (Some(s), Some((last, _))) if seq_lt(s, last) => last,
             (Some(s), _) => s,
             (None, Some((last, _))) => last,
