@@ -1,9 +1,9 @@
--- Wireshark / tshark dissector for the tcpnc tunnel (wire format version 1, docs/wire.md).
+-- Wireshark / tshark dissector for the tcpnc tunnel (wire format version 2, docs/wire.md).
 --
 --   tshark -X lua_script:contrib/wireshark/tcpnc.lua -r capture.pcap
 --   wireshark -X lua_script:contrib/wireshark/tcpnc.lua     (or copy to ~/.local/lib/wireshark/plugins/)
 --
--- Frames: DATA (every range form: gapped, CONTIGUOUS, CONTIGUOUS|UNIFORM; explicit
+-- Frames: DATA (every range form: gapped, CONTIGUOUS, CONTIGUOUS|UNIFORM, PATCHED; explicit
 -- coefficients, a seed or none for SYSTEMATIC), ACK (every field and flag), BYPASS (the inner IP
 -- packet handed to Wireshark's IP dissector) and KEEPALIVE. Registered on UDP port 51900 (the
 -- port of the examples; preference "tcpnc.udp_port") and as a heuristic on UDP, which claims a
@@ -59,6 +59,8 @@ f.data_len = ProtoField.uint16("tcpnc.data.len", "len_i", base.DEC)
 f.data_gap = ProtoField.uint16("tcpnc.data.gap", "gap_i", base.DEC)
 f.data_shared_len = ProtoField.uint16("tcpnc.data.shared_len", "len (packets 1..n-1)", base.DEC)
 f.data_last_len = ProtoField.uint16("tcpnc.data.last_len", "len_n", base.DEC)
+f.data_patched_count = ProtoField.uint8("tcpnc.data.patched_count", "Shorter packets listed (k)", base.DEC)
+f.data_patched_pos = ProtoField.uint8("tcpnc.data.patched_pos", "Position (0-based)", base.DEC)
 f.data_seq_start = ProtoField.uint32("tcpnc.data.seq_start", "Start_i", base.DEC)
 f.data_seq_end = ProtoField.uint32("tcpnc.data.seq_end", "End_i", base.DEC)
 f.data_coef = ProtoField.uint8("tcpnc.data.coef", "Coefficient", base.HEX)
@@ -125,10 +127,11 @@ local function add_flow(tree, tvb, v6)
     return v6 and 36 or 12, text
 end
 
--- Range section length R for n packets and the flags.
-local function range_len(n, contiguous, uniform)
+-- Range section length R for n packets and the flags (k: PATCHED's listed packets).
+local function range_len(n, contiguous, uniform, k)
     if contiguous and uniform then return 8 end
     if contiguous then return 2 * n + 4 end
+    if uniform then return 7 + 3 * k end
     return 4 * n + 2
 end
 
@@ -140,8 +143,8 @@ local function add_packet(tree, tvb, i, start, len)
     return (last + 1) % U32
 end
 
-local function dissect_ranges(t, tvb, off, n, contiguous, uniform)
-    local r = t:add(tcpnc, tvb(off, range_len(n, contiguous, uniform)), "Ranges")
+local function dissect_ranges(t, tvb, off, n, contiguous, uniform, k)
+    local r = t:add(tcpnc, tvb(off, range_len(n, contiguous, uniform, k)), "Ranges")
     local start = tvb(off, 4):uint()
     r:add(f.data_start, tvb(off, 4))
     local form
@@ -151,6 +154,21 @@ local function dissect_ranges(t, tvb, off, n, contiguous, uniform)
         local shared, lastl = tvb(off + 4, 2):uint(), tvb(off + 6, 2):uint()
         for i = 1, n do
             start = add_packet(r, tvb(off, 8), i, start, i < n and shared or lastl)
+        end
+    elseif uniform then
+        -- PATCHED: the longest len shared, then k (position, len) entries in increasing order.
+        form = "patched"
+        r:add(f.data_shared_len, tvb(off + 4, 2)); r:add(f.data_patched_count, tvb(off + 6, 1))
+        local shared, j = tvb(off + 4, 2):uint(), 0
+        for i = 1, n do
+            local e = off + 7 + 3 * j
+            if j < k and tvb(e, 1):uint() == i - 1 then
+                r:add(f.data_patched_pos, tvb(e, 1)); r:add(f.data_len, tvb(e + 1, 2))
+                start = add_packet(r, tvb(e, 3), i, start, tvb(e + 1, 2):uint())
+                j = j + 1
+            else
+                start = add_packet(r, tvb(off + 4, 2), i, start, shared)
+            end
         end
     elseif contiguous then
         form = "contiguous"
@@ -188,20 +206,25 @@ local function dissect_data(tvb, pinfo, tree)
     end
     tree:add(f.data_n, tvb(3, 1))
     local F = v6 and 36 or 12
-    local R = range_len(n, contiguous, uniform)
+    local k = 0
+    if uniform and not contiguous then
+        if len < 16 + F + 7 then return bad(tree, tvb, "DATA shorter than its header") end
+        k = tvb(16 + F + 6, 1):uint()
+    end
+    local R = range_len(n, contiguous, uniform, k)
     local C = systematic and 0 or (seeded and 4 or n)
     local H = 16 + F + R + C
     if len < H then return bad(tree, tvb, "DATA shorter than its header (" .. H .. " B)") end
     if n == 0 then return bad(tree, tvb, "DATA n = 0 (BadCount)") end
     if bit.band(flags, 0x40) ~= 0 then return bad(tree, tvb, "reserved DATA flag set") end
-    if (seeded and systematic) or (systematic and n ~= 1) or (uniform and not contiguous)
+    if (seeded and systematic) or (systematic and n ~= 1)
         or (contiguous and n < 2) or (uniform and n < 3) then
         return bad(tree, tvb, "invalid DATA flag combination (BadFlags)")
     end
     local _, flow = add_flow(tree, tvb, v6)
     tree:add(f.data_pid, tvb(4 + F, 4)); tree:add(f.data_base, tvb(8 + F, 4))
     tree:add(f.data_first_index, tvb(12 + F, 4))
-    dissect_ranges(tree, tvb, 16 + F, n, contiguous, uniform)
+    dissect_ranges(tree, tvb, 16 + F, n, contiguous, uniform, k)
     local coff = 16 + F + R
     if seeded then
         tree:add(f.data_seed, tvb(coff, 4))
@@ -281,7 +304,7 @@ local function dissect_frame(tvb, pinfo, tree)
     local root = tree:add(tcpnc, tvb(), "tcpnc tunnel frame")
     root:add(f.version, tvb(0, 1)); root:add(f.type, tvb(1, 1))
     local version, kind = tvb(0, 1):uint(), tvb(1, 1):uint()
-    if version ~= 1 then return bad(root, tvb, "version " .. version .. " (BadVersion)") end
+    if version ~= 2 then return bad(root, tvb, "version " .. version .. " (BadVersion)") end
     local handler = DISSECT[kind]
     if handler == nil then return bad(root, tvb, "type " .. kind .. " (UnknownType)") end
     root:append_text(": " .. TYPES[kind])
@@ -333,7 +356,7 @@ local function heuristic(tvb, pinfo, tree)
         tcpnc.dissector(tvb, pinfo, tree)
         return true
     end
-    if len < 4 or tvb(0, 1):uint() ~= 1 then return false end
+    if len < 4 or tvb(0, 1):uint() ~= 2 then return false end
     local kind = tvb(1, 1):uint()
     if kind == 2 then
         local v6 = bit.band(tvb(2, 1):uint(), 0x80) ~= 0
@@ -346,7 +369,13 @@ local function heuristic(tvb, pinfo, tree)
     elseif kind == 1 then
         local flags, n = tvb(2, 1):uint(), tvb(3, 1):uint()
         local F = bit.band(flags, 0x80) ~= 0 and 36 or 12
-        local R = range_len(n, bit.band(flags, 0x10) ~= 0, bit.band(flags, 0x20) ~= 0)
+        local contiguous, uniform = bit.band(flags, 0x10) ~= 0, bit.band(flags, 0x20) ~= 0
+        local k = 0
+        if uniform and not contiguous then
+            if len < 16 + F + 7 then return false end
+            k = tvb(16 + F + 6, 1):uint()
+        end
+        local R = range_len(n, contiguous, uniform, k)
         local C = bit.band(flags, 0x02) ~= 0 and 0 or (bit.band(flags, 0x04) ~= 0 and 4 or n)
         if n == 0 or len < 16 + F + R + C then return false end
     else

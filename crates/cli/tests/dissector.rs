@@ -73,7 +73,7 @@ const EXPECTED: &[(&str, &[(&str, &str)])] = &[
     (
         "data-v4-uniform",
         &[
-            ("tcpnc.version", "1"),
+            ("tcpnc.version", "2"),
             ("tcpnc.type", "0x01"),
             ("tcpnc.data.flags", "0x30"),
             ("tcpnc.data.flags.redundant", "0"),
@@ -129,6 +129,29 @@ const EXPECTED: &[(&str, &[(&str, &str)])] = &[
             ("tcpnc.data.coef", ""),
             ("tcpnc.data.seed", "0x12345678"),
             ("tcpnc.data.header_len", "42"),
+            ("tcpnc.data.payload", "0011"),
+        ],
+    ),
+    (
+        "data-v4-patched",
+        &[
+            ("tcpnc.type", "0x01"),
+            ("tcpnc.data.flags", "0x2d"),
+            ("tcpnc.data.flags.flush", "1"),
+            ("tcpnc.data.flags.contiguous", "0"),
+            ("tcpnc.data.flags.uniform", "1"),
+            ("tcpnc.data.n", "6"),
+            ("tcpnc.data.pid", "9"),
+            ("tcpnc.data.range_form", "patched"),
+            ("tcpnc.data.start", "1000"),
+            ("tcpnc.data.shared_len", "1459"),
+            ("tcpnc.data.patched_count", "2"),
+            ("tcpnc.data.patched_pos", "2,5"),
+            ("tcpnc.data.len", "699,299"),
+            ("tcpnc.data.seq_start", "1000,2460,3920,4620,6080,7540"),
+            ("tcpnc.data.seq_end", "2459,3919,4619,6079,7539,7839"),
+            ("tcpnc.data.seed", "0x12345678"),
+            ("tcpnc.data.header_len", "45"),
             ("tcpnc.data.payload", "0011"),
         ],
     ),
@@ -280,7 +303,7 @@ fn broken_frames() -> Vec<Vec<u8>> {
     let mut long_ack = get("ack-v4");
     long_ack.push(0);
     let mut bad_version = get("keepalive-reply");
-    bad_version[0] = 2;
+    bad_version[0] = 1;
     vec![truncated, reserved, long_ack, bad_version]
 }
 
@@ -334,7 +357,7 @@ const ENVELOPE_EXPECTED: &[(&str, &[(&str, &str)])] = &[
         "integrity-keepalive",
         &[
             ("tcpnc.envelope.type", "0x11"),
-            ("tcpnc.envelope.crc32c", "0x4baadbbe"),
+            ("tcpnc.envelope.crc32c", "0x1838a7ee"),
             ("tcpnc.type", "0x04"),
             ("tcpnc.keepalive.nonce", "0x0123456789abcdef"),
         ],

@@ -366,7 +366,7 @@ impl PassThrough {
         }
     }
 
-    /// Answers a KEEPALIVE probe as the coding engine does (the frame's first byte, version 1,
+    /// Answers a KEEPALIVE probe as the coding engine does (the frame's first byte, the wire version,
     /// is never [`PASS_THROUGH_TAG`]).
     fn keepalive(&mut self, k: KeepaliveRepr) {
         if k.reply {

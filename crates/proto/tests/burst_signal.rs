@@ -143,7 +143,11 @@ fn only_an_application_limited_flow_takes_the_fitted_threshold() {
         "framed: paused {framed_paused} off {framed_off} | steady: paused {steady_paused} off {steady_off}"
     );
     assert!(framed_off >= 5, "{framed_off}");
-    assert!(framed_paused <= 1, "{framed_paused}");
+    // A tenth of the signals at most (1 of 29 with the adaptive margin 0.4·p̂, 2 with 0.1·p̂).
+    assert!(
+        framed_paused * 10 <= framed_off,
+        "{framed_paused} {framed_off}"
+    );
     assert!(steady_off >= 5, "{steady_off}");
     assert_eq!(steady_paused, steady_off);
 }

@@ -461,5 +461,8 @@ fn a_full_queues_drops_do_not_raise_the_random_loss_floor() {
     // The loss rule counts every loss as the path's: R follows the queue's drops (37 %), more
     // load on the full queue (lab, 8 flows: R at its bound, 60 % of the datagrams dropped).
     let loss = r_after_a_full_queue(CongestionRule::Loss);
-    assert!(loss.redundancy_permille >= 1180, "{loss:?}");
+    assert!(
+        loss.redundancy_permille >= queue.redundancy_permille + 50,
+        "{loss:?} {queue:?}"
+    );
 }

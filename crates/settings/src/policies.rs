@@ -339,7 +339,7 @@ pub struct PolicyOverrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u16>,
     /// Redundancy R: coded packets per TCP segment on average (§II-B), a number in [1, 16], or
-    /// "auto" (R follows the gateway's own loss estimate, 1/(1-p) + 0.4p, at most 2), or "ra:S"
+    /// "auto" (R follows the gateway's own loss estimate, 1/(1-p) + 0.1p, at most 2), or "ra:S"
     /// (Karafillis' R_a for a success rate S of the estimated loss, e.g. ra:0.9). Default: the
     /// profile's (auto for the product's; 1/(1-p) + 0.03 + 0.3p of a known loss p for the
     /// simulator's and the experiment's; R_a for S 0.9 of it in the Karafillis profiles).

@@ -28,7 +28,7 @@ fn blocks() -> Vec<(String, Vec<u8>)> {
 }
 
 /// The KEEPALIVE probe of docs/wire.md §6 (`keepalive-probe`).
-const PROBE: [u8; 12] = [1, 4, 0, 0, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef];
+const PROBE: [u8; 12] = [2, 4, 0, 0, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef];
 
 /// Everything the vectors are made of, as docs/wire.md §10.7 lists it: the ChaCha20-Poly1305
 /// handshake and transport datagrams, then the AES-256-GCM ones (names prefixed `aes-`).

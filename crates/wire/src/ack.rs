@@ -66,7 +66,7 @@ impl<T: AsRef<[u8]>> AckPacket<T> {
         AckPacket { buffer }
     }
 
-    /// Wraps a buffer after checking the preamble (version 1, type ACK) and the exact length.
+    /// Wraps a buffer after checking the preamble (version 2, type ACK) and the exact length.
     pub fn new_checked(buffer: T) -> Result<AckPacket<T>> {
         let p = AckPacket::new_unchecked(buffer);
         check_preamble(p.buffer.as_ref(), FrameType::Ack)?;

@@ -23,7 +23,9 @@
 //!
 //! That is the general ([`RangeForm::Gapped`]) range section. With CONTIGUOUS (n ≥ 2, every
 //! gap_i = 0) it is Start_1, len_1..len_n (`2n + 4` bytes); with CONTIGUOUS | UNIFORM (n ≥ 3,
-//! len_1 = … = len_{n−1}) it is Start_1, the shared len, len_n (8 bytes). The sender always uses
+//! len_1 = … = len_{n−1}) it is Start_1, the shared len, len_n (8 bytes); with UNIFORM alone
+//! (PATCHED: n ≥ 3, every gap_i = 0, k packets shorter than the longest) it is Start_1, the
+//! longest len, k, then each shorter packet's position and len (`7 + 3k` bytes). The sender always uses
 //! the most compact form ([`RangeForm::of`]) and a parser rejects any other (`NonCanonical`), so
 //! each header has exactly one encoding.
 //!
@@ -33,6 +35,7 @@ use crate::bytes::{need, put_u16, put_u32, u16_at, u32_at};
 use crate::flow::{FLOW_OFFSET, IPV6_FLAG, ip_version_of};
 use crate::frame::{FrameType, check_preamble};
 pub use crate::ranges::{Coefficients, RangeForm, SeqRange, SeqRanges};
+use crate::ranges::{PATCH_ENTRY, PATCHED_FIXED};
 use crate::{FlowId, IpVersion, Result, WireError};
 
 /// DATA flag bits (byte 2).
@@ -50,7 +53,8 @@ pub mod flags {
     /// ([`RangeForm::Contiguous`]); only with n ≥ 2.
     pub const CONTIGUOUS: u8 = 0x10;
     /// With CONTIGUOUS: packets 1..n−1 also share one length field ([`RangeForm::Uniform`]);
-    /// only with n ≥ 3.
+    /// without it: contiguous packets share the longest length but for k listed shorter ones
+    /// ([`RangeForm::Patched`]). Only with n ≥ 3.
     pub const UNIFORM: u8 = 0x20;
     /// Reserved; must be zero (frames with any of these set are rejected).
     pub const RESERVED: u8 = 0x40;
@@ -95,7 +99,7 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
         DataPacket { buffer }
     }
 
-    /// Wraps a buffer after checking the preamble (version 1, type DATA), `n` ≥ 1 and that the
+    /// Wraps a buffer after checking the preamble (version 2, type DATA), `n` ≥ 1 and that the
     /// buffer holds the whole header; afterwards no getter panics.
     pub fn new_checked(buffer: T) -> Result<DataPacket<T>> {
         let p = DataPacket::new_unchecked(buffer);
@@ -110,6 +114,10 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
         need(field::COUNT + 1, len)?;
         if self.count() == 0 {
             return Err(WireError::BadCount(0));
+        }
+        if self.patched() {
+            // The count of exceptions sizes the range section.
+            need(self.ranges_offset() + PATCHED_FIXED, len)?;
         }
         need(self.header_len(), len)
     }
@@ -152,13 +160,48 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
             }
             RangeForm::Contiguous => {
                 let len0 = u16_at(b, 4);
-                let mut uniform = n >= 3;
+                let (mut uniform, mut longest, mut at_longest) = (n >= 3, 0, 0);
                 for i in 0..n {
                     let len = u16_at(b, 4 + 2 * i);
                     uniform &= i + 1 == n || len == len0;
+                    if len > longest {
+                        (longest, at_longest) = (len, 0);
+                    }
+                    at_longest += usize::from(len == longest);
                     start = push(start, len);
                 }
-                n >= 2 && !uniform
+                let shorter = n - at_longest;
+                let patched_shorter = n >= 3 && PATCHED_FIXED + PATCH_ENTRY * shorter < 2 * n + 4;
+                n >= 2 && !uniform && !patched_shorter
+            }
+            RangeForm::Patched { exceptions } => {
+                let (shared, k) = (u16_at(b, 4), usize::from(exceptions));
+                let entry = |j: usize| {
+                    let at = PATCHED_FIXED + PATCH_ENTRY * j;
+                    (usize::from(b[at]), u16_at(b, at + 1))
+                };
+                let (mut j, mut listed_shorter) = (0, true);
+                for i in 0..n {
+                    let len = match (j < k).then(|| entry(j)) {
+                        Some((at, len)) if at == i => {
+                            j += 1;
+                            listed_shorter &= len < shared;
+                            len
+                        }
+                        _ => shared,
+                    };
+                    start = push(start, len);
+                }
+                // Every entry named a later packet than the one before (else some is left
+                // over), a shorter one (so the shared len is the longest, and some packet has
+                // it, as k < n); not UNIFORM's case (none but the last listed); shorter than
+                // CONTIGUOUS.
+                let uniform = k == 0 || (k == 1 && entry(0).0 + 1 == n);
+                j == k
+                    && listed_shorter
+                    && !uniform
+                    && n >= 3
+                    && PATCHED_FIXED + PATCH_ENTRY * k < 2 * n + 4
             }
             RangeForm::Gapped => {
                 let mut contiguous = n >= 2;
@@ -208,13 +251,26 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
         self.flags() & flags::UNIFORM != 0
     }
 
-    /// The range-section encoding the flags select (UNIFORM without CONTIGUOUS, which parsing
-    /// rejects, counts as [`RangeForm::Gapped`]).
+    /// UNIFORM without CONTIGUOUS: the PATCHED range form.
+    fn patched(&self) -> bool {
+        self.uniform() && !self.contiguous()
+    }
+
+    /// The range-section encoding the flags select (and, for PATCHED, the count of
+    /// exceptions: 0 when the buffer ends before it, which `check_len` reports).
     pub fn range_form(&self) -> RangeForm {
         match (self.contiguous(), self.uniform()) {
             (true, true) => RangeForm::Uniform,
             (true, false) => RangeForm::Contiguous,
-            (false, _) => RangeForm::Gapped,
+            (false, true) => RangeForm::Patched {
+                exceptions: self
+                    .buffer
+                    .as_ref()
+                    .get(self.ranges_offset() + PATCHED_FIXED - 1)
+                    .copied()
+                    .unwrap_or(0),
+            },
+            (false, false) => RangeForm::Gapped,
         }
     }
 
@@ -283,12 +339,14 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
     pub fn gap_delta(&self, i: usize) -> Option<u16> {
         (i >= 1 && i < self.count()).then(|| match self.range_form() {
             RangeForm::Gapped => u16_at(self.buffer.as_ref(), self.len_offset(i) - 2),
-            RangeForm::Contiguous | RangeForm::Uniform => 0,
+            _ => 0,
         })
     }
 
     fn len_offset(&self, i: usize) -> usize {
-        self.after_flow() + field::START + self.range_form().len_at(self.count(), i)
+        let at = self.ranges_offset();
+        let section = &self.buffer.as_ref()[at..at + self.ranges_len()];
+        at + self.range_form().len_at(section, self.count(), i)
     }
 
     /// The packet ranges, delta-decoded.
@@ -300,6 +358,7 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
             i: 0,
             prev_end: 0,
             form: self.range_form(),
+            patch: 0,
         }
     }
 
@@ -374,7 +433,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> DataPacket<T> {
     }
 
     /// Sets the raw `len_i` of packet `i` (0-based). In a UNIFORM frame packets `0..n-1` share
-    /// one field.
+    /// one field; in a PATCHED one every packet without an exception entry
+    /// ([`DataPacket::set_exception`]) shares one.
     ///
     /// # Panics
     /// If `i >= n` or the buffer is too short.
@@ -397,6 +457,31 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> DataPacket<T> {
         }
         let o = self.len_offset(i) - 2;
         put_u16(self.buffer.as_mut(), o, v);
+    }
+
+    /// Sets the count k of a PATCHED frame's exception entries (set it, after the flags and
+    /// `n`, before the fields whose offsets depend on it).
+    ///
+    /// # Panics
+    /// If the frame is not PATCHED or the buffer is too short.
+    pub fn set_exception_count(&mut self, k: u8) {
+        assert!(self.patched(), "only a PATCHED frame lists exceptions");
+        let o = self.ranges_offset() + PATCHED_FIXED - 1;
+        self.buffer.as_mut()[o] = k;
+    }
+
+    /// Sets exception entry `j` of a PATCHED frame: packet `position` (0-based) has `len`.
+    ///
+    /// # Panics
+    /// If the frame is not PATCHED, `j` is not below its count, or the buffer is too short.
+    pub fn set_exception(&mut self, j: usize, position: u8, len: u16) {
+        let RangeForm::Patched { exceptions } = self.range_form() else {
+            panic!("only a PATCHED frame lists exceptions");
+        };
+        assert!(j < usize::from(exceptions), "exception index out of range");
+        let o = self.ranges_offset() + PATCHED_FIXED + PATCH_ENTRY * j;
+        self.buffer.as_mut()[o] = position;
+        put_u16(self.buffer.as_mut(), o + 1, len);
     }
 
     /// The explicit coefficients, mutable (empty when SEEDED or SYSTEMATIC).

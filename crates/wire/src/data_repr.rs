@@ -4,7 +4,7 @@
 use crate::bytes::{put_u16, put_u32, room};
 use crate::data::{DataPacket, field, flags};
 use crate::frame::{FrameType, check_preamble, write_preamble};
-use crate::ranges::{Coefficients, FormScan, RangeForm, SeqRange};
+use crate::ranges::{Coefficients, FormScan, PATCH_ENTRY, PATCHED_FIXED, RangeForm, SeqRange};
 use crate::{FlowId, IpVersion, PREAMBLE_LEN, Result, WireError};
 
 /// A validated NC data header.
@@ -121,6 +121,7 @@ impl DataRepr {
             RangeForm::Gapped => {}
             RangeForm::Contiguous => f |= flags::CONTIGUOUS,
             RangeForm::Uniform => f |= flags::CONTIGUOUS | flags::UNIFORM,
+            RangeForm::Patched { .. } => f |= flags::UNIFORM,
         }
         if matches!(self.flow.ip_version(), IpVersion::V6) {
             f |= flags::IPV6;
@@ -153,9 +154,9 @@ impl DataRepr {
         }
         let n = packet.count();
         let bad_form = match packet.range_form() {
-            RangeForm::Gapped => f & flags::UNIFORM != 0,
+            RangeForm::Gapped => false,
             RangeForm::Contiguous => n < 2,
-            RangeForm::Uniform => n < 3,
+            RangeForm::Uniform | RangeForm::Patched { .. } => n < 3,
         };
         if bad_form {
             return Err(WireError::BadFlags { flags: f, count: n });
@@ -265,6 +266,17 @@ fn write_ranges(out: &mut [u8], ranges: &[SeqRange], form: RangeForm) {
         RangeForm::Contiguous => {
             for (i, r) in ranges.iter().enumerate() {
                 put_u16(out, 4 + 2 * i, len(r));
+            }
+        }
+        RangeForm::Patched { exceptions } => {
+            let shared = ranges.iter().map(len).max().unwrap_or(0);
+            put_u16(out, 4, shared);
+            out[PATCHED_FIXED - 1] = exceptions;
+            let listed = ranges.iter().enumerate().filter(|(_, r)| len(r) < shared);
+            for (j, (i, r)) in listed.enumerate() {
+                let at = PATCHED_FIXED + PATCH_ENTRY * j;
+                out[at] = i as u8;
+                put_u16(out, at + 1, len(r));
             }
         }
         RangeForm::Gapped => {

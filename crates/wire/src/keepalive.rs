@@ -48,7 +48,7 @@ impl<T: AsRef<[u8]>> KeepalivePacket<T> {
         KeepalivePacket { buffer }
     }
 
-    /// Wraps a buffer after checking the preamble (version 1, type KEEPALIVE) and the exact
+    /// Wraps a buffer after checking the preamble (version 2, type KEEPALIVE) and the exact
     /// length.
     pub fn new_checked(buffer: T) -> Result<KeepalivePacket<T>> {
         let p = KeepalivePacket::new_unchecked(buffer);

@@ -60,8 +60,10 @@ pub mod flags {
     pub use crate::keepalive::flags as keepalive;
 }
 
-/// The wire version this crate speaks (preamble byte 0).
-pub const VERSION: u8 = 1;
+/// The wire version this crate speaks (preamble byte 0). Version 2 added the PATCHED range
+/// form of DATA headers (docs/wire.md section 3); a version-1 peer rejects every version-2
+/// frame (`BadVersion`) rather than some of them.
+pub const VERSION: u8 = 2;
 
 /// Length of the common frame preamble (version, frame type).
 pub const PREAMBLE_LEN: usize = 2;

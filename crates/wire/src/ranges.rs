@@ -7,8 +7,15 @@ use crate::bytes::{u16_at, u32_at};
 /// Bytes per further packet in the range section: gap_i (u16), len_i (u16).
 pub(crate) const ENTRY: usize = 4;
 
+/// Bytes of a PATCHED range section before its exceptions: Start_1 (u32), the shared len
+/// (u16), the count of exceptions k (u8).
+pub(crate) const PATCHED_FIXED: usize = 7;
+
+/// Bytes per exception of a PATCHED range section: the packet's position (u8), its len (u16).
+pub(crate) const PATCH_ENTRY: usize = 3;
+
 /// How the range section of a DATA header is encoded (selected by the CONTIGUOUS and UNIFORM
-/// flags). [`crate::DataRepr::emit`] always picks [`RangeForm::of`] its ranges, and parsing
+/// flags; docs/wire.md section 3). [`crate::DataRepr::emit`] always picks [`RangeForm::of`] its ranges, and parsing
 /// rejects any other choice, so every range list has exactly one encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RangeForm {
@@ -21,6 +28,16 @@ pub enum RangeForm {
     /// CONTIGUOUS | UNIFORM (n ≥ 3, every gap_i = 0, len_1 = … = len_{n−1}): Start_1 (u32), the
     /// shared len (u16), len_n (u16): 8 bytes.
     Uniform,
+    /// UNIFORM without CONTIGUOUS (n ≥ 3, every gap_i = 0, not UNIFORM's case): Start_1 (u32),
+    /// the longest len (u16), shared by every packet not listed, the number k of listed
+    /// packets, those shorter (u8), then for each, in increasing order, its 0-based position
+    /// (u8) and len (u16): `7 + 3k` bytes, canonical only where it is shorter than
+    /// CONTIGUOUS. A repair over a coding buffer with a few short packets (the
+    /// end of an application write, a window edge) fits in one datagram this way.
+    Patched {
+        /// k: the packets shorter than the longest.
+        exceptions: u8,
+    },
 }
 
 impl RangeForm {
@@ -30,13 +47,16 @@ impl RangeForm {
             RangeForm::Gapped => ENTRY * n + 2,
             RangeForm::Contiguous => 2 * n + 4,
             RangeForm::Uniform => 8,
+            RangeForm::Patched { exceptions } => PATCHED_FIXED + PATCH_ENTRY * exceptions as usize,
         }
     }
 
     /// The canonical (most compact) form of `ranges`: [`RangeForm::Uniform`] for n ≥ 3
-    /// contiguous ranges whose first n − 1 have equal length, [`RangeForm::Contiguous`] for other
-    /// n ≥ 2 contiguous ranges, [`RangeForm::Gapped`] otherwise (n ≤ 1 included, where no form
-    /// is shorter). "Contiguous" means `Start_i = End_{i−1} + 1` (mod 2^32) for every i ≥ 2.
+    /// contiguous ranges whose first n − 1 have equal length, else [`RangeForm::Patched`] for
+    /// n ≥ 3 contiguous ranges where it is shorter than [`RangeForm::Contiguous`], which takes
+    /// the other n ≥ 2 contiguous ranges, [`RangeForm::Gapped`] otherwise (n ≤ 1 included,
+    /// where no form is shorter). "Contiguous" means `Start_i = End_{i−1} + 1` (mod 2^32) for
+    /// every i ≥ 2.
     pub fn of(ranges: &[SeqRange]) -> RangeForm {
         let Some(first) = ranges.first() else {
             return RangeForm::Gapped;
@@ -49,8 +69,10 @@ impl RangeForm {
         scan.form()
     }
 
-    /// Offset of len_i of packet `i` (0-based) of `n` within the range section.
-    pub(crate) const fn len_at(self, n: usize, i: usize) -> usize {
+    /// Offset of len_i of packet `i` (0-based) of `n` within the range section `bytes` (which
+    /// must hold the whole section). A PATCHED packet without an exception entry has the
+    /// shared len.
+    pub(crate) fn len_at(self, bytes: &[u8], n: usize, i: usize) -> usize {
         match self {
             RangeForm::Gapped => 4 + ENTRY * i,
             RangeForm::Contiguous => 4 + 2 * i,
@@ -61,6 +83,10 @@ impl RangeForm {
                     4
                 }
             }
+            RangeForm::Patched { exceptions } => (0..usize::from(exceptions))
+                .map(|j| PATCHED_FIXED + PATCH_ENTRY * j)
+                .find(|&at| usize::from(bytes[at]) == i)
+                .map_or(4, |at| at + 1),
         }
     }
 }
@@ -79,6 +105,10 @@ pub(crate) struct FormScan {
     contiguous: bool,
     /// Every length before the latest equals the first.
     uniform: bool,
+    /// The longest length so far, and how many packets have it (the others are PATCHED's
+    /// exceptions).
+    longest: u32,
+    at_longest: usize,
 }
 
 impl FormScan {
@@ -90,6 +120,8 @@ impl FormScan {
             last_len: len0,
             contiguous: true,
             uniform: true,
+            longest: len0,
+            at_longest: 1,
         }
     }
 
@@ -99,6 +131,10 @@ impl FormScan {
         self.contiguous &= gap == 0;
         self.uniform &= self.last_len == self.len0;
         self.last_len = len;
+        if len > self.longest {
+            (self.longest, self.at_longest) = (len, 0);
+        }
+        self.at_longest += usize::from(len == self.longest);
         self.n += 1;
     }
 
@@ -108,6 +144,13 @@ impl FormScan {
             RangeForm::Gapped
         } else if self.n >= 3 && self.uniform {
             RangeForm::Uniform
+        } else if self.n >= 3
+            && PATCHED_FIXED + PATCH_ENTRY * (self.n - self.at_longest) < 2 * self.n + 4
+        {
+            // k < n ≤ 255, so the count fits its byte.
+            RangeForm::Patched {
+                exceptions: (self.n - self.at_longest) as u8,
+            }
         } else {
             RangeForm::Contiguous
         }
@@ -169,6 +212,8 @@ pub struct SeqRanges<'a> {
     pub(crate) i: usize,
     pub(crate) prev_end: u32,
     pub(crate) form: RangeForm,
+    /// PATCHED: the next exception entry, matched in order as the parser matches them.
+    pub(crate) patch: usize,
 }
 
 impl Iterator for SeqRanges<'_> {
@@ -183,11 +228,20 @@ impl Iterator for SeqRanges<'_> {
         } else {
             let gap = match self.form {
                 RangeForm::Gapped => u16_at(self.bytes, 2 + ENTRY * self.i),
-                RangeForm::Contiguous | RangeForm::Uniform => 0,
+                _ => 0,
             };
             self.prev_end.wrapping_add(1).wrapping_add(u32::from(gap))
         };
-        let len_at = self.form.len_at(self.n, self.i);
+        let len_at = match self.form {
+            RangeForm::Patched { exceptions } => {
+                let at = PATCHED_FIXED + PATCH_ENTRY * self.patch;
+                let listed =
+                    self.patch < usize::from(exceptions) && usize::from(self.bytes[at]) == self.i;
+                self.patch += usize::from(listed);
+                if listed { at + 1 } else { 4 }
+            }
+            form => form.len_at(self.bytes, self.n, self.i),
+        };
         let end = start.wrapping_add(u32::from(u16_at(self.bytes, len_at)));
         self.prev_end = end;
         self.i += 1;

@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use tcpnc_wire::{
     AckRepr, BypassRepr, CoefficientMode, Coefficients, DataRepr, FlowId, FrameRepr, IpVersion,
-    KeepaliveRepr, RangeForm, SeqRange, data_header_len, header_overhead,
+    KeepaliveRepr, RangeForm, SeqRange, WireError, data_header_len, header_overhead,
 };
 
 const DOC: &str = include_str!("../../../docs/wire.md");
@@ -87,7 +87,7 @@ fn syn_packet() -> Vec<u8> {
 
 /// The field values each golden block documents.
 fn expected(name: &str, syn: &'static [u8]) -> Option<FrameRepr<'static>> {
-    if let Some(data) = expected_data(name) {
+    if let Some(data) = expected_data(name).or_else(|| expected_patched(name)) {
         return Some(data);
     }
     Some(match name {
@@ -122,6 +122,33 @@ fn expected(name: &str, syn: &'static [u8]) -> Option<FrameRepr<'static>> {
         "keepalive-reply" => {
             FrameRepr::Keepalive(KeepaliveRepr::probe(0x0123_4567_89ab_cdef).to_reply())
         }
+        _ => return None,
+    })
+}
+
+/// The PATCHED golden block's field values (wire version 2).
+fn expected_patched(name: &str) -> Option<FrameRepr<'static>> {
+    Some(match name {
+        "data-v4-patched" => FrameRepr::Data {
+            header: DataRepr {
+                redundant: true,
+                flush: true,
+                flow: flow_v4(),
+                pid: 9,
+                base: 1000,
+                first_index: 3,
+                ranges: vec![
+                    SeqRange::new(1000, 2459),
+                    SeqRange::new(2460, 3919),
+                    SeqRange::new(3920, 4619),
+                    SeqRange::new(4620, 6079),
+                    SeqRange::new(6080, 7539),
+                    SeqRange::new(7540, 7839),
+                ],
+                coefficients: Coefficients::Seeded(0x1234_5678),
+            },
+            payload: &[0x00, 0x11],
+        },
         _ => return None,
     })
 }
@@ -204,6 +231,7 @@ fn expected_data(name: &str) -> Option<FrameRepr<'static>> {
 const NAMES: &[&str] = &[
     "data-v4-uniform",
     "data-v4-contiguous",
+    "data-v4-patched",
     "data-v6-seeded",
     "data-v4-systematic",
     "ack-v4",
@@ -347,4 +375,73 @@ fn overhead_table_matches() {
         header_overhead(1, CoefficientMode::Systematic, IpVersion::V6),
         58
     );
+}
+
+/// PATCHED (docs/wire.md section 3): every other listing of the golden frame's ranges is
+/// refused, so the canonical encoding stays the only one.
+#[test]
+fn patched_listings_other_than_the_canonical_are_refused() {
+    let golden = golden_blocks()
+        .into_iter()
+        .find(|(name, _)| name == "data-v4-patched")
+        .map(|(_, bytes)| bytes)
+        .unwrap();
+    assert!(FrameRepr::parse(&golden).is_ok());
+    // Range section at 28: Start_1, len_1 (32), k (34), entries (35: position, len).
+    let edit = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = golden.clone();
+        f(&mut b);
+        FrameRepr::parse(&b).map(|_| ())
+    };
+    let non_canonical = Err(WireError::NonCanonical);
+    // A listed packet as long as the shared length, or longer.
+    assert_eq!(
+        edit(&|b| b[36..38].copy_from_slice(&[0x05, 0xb3])),
+        non_canonical
+    );
+    assert_eq!(
+        edit(&|b| b[36..38].copy_from_slice(&[0x05, 0xb4])),
+        non_canonical
+    );
+    // Positions out of order, or beyond n; the first packet listed instead is another frame.
+    assert_eq!(edit(&|b| (b[35], b[38]) = (5, 2)), non_canonical);
+    assert_eq!(edit(&|b| b[38] = 6), non_canonical);
+    assert_eq!(edit(&|b| b[35] = 0), Ok(()));
+    // Only the last packet listed (UNIFORM's case): k = 1, the entry of position 5 first.
+    assert_eq!(
+        edit(&|b| {
+            b[34] = 1;
+            b.drain(35..38);
+        }),
+        non_canonical
+    );
+    // n = 2 with UNIFORM alone; the header cut before k.
+    assert!(matches!(
+        edit(&|b| b[3] = 2),
+        Err(WireError::BadFlags { .. })
+    ));
+    assert!(matches!(
+        FrameRepr::parse(&golden[..34]),
+        Err(WireError::Truncated { .. })
+    ));
+    // PATCHED only where shorter than CONTIGUOUS (2n + 4 = 16 bytes for six packets): two
+    // packets of another length take 13 bytes, three would take 16.
+    let mut header = match FrameRepr::parse(&golden).unwrap() {
+        FrameRepr::Data { header, .. } => header,
+        _ => unreachable!(),
+    };
+    let contiguous = |lens: [u32; 6]| {
+        let mut start = 1000;
+        lens.iter()
+            .map(|&len| {
+                let r = SeqRange::new(start, start + len);
+                start += len + 1;
+                r
+            })
+            .collect::<Vec<_>>()
+    };
+    header.ranges = contiguous([1459, 99, 98, 1459, 1459, 1459]);
+    assert_eq!(header.range_form(), RangeForm::Patched { exceptions: 2 });
+    header.ranges = contiguous([1459, 99, 98, 97, 1459, 1459]);
+    assert_eq!(header.range_form(), RangeForm::Contiguous);
 }

@@ -10,7 +10,8 @@ use tcpnc_wire::{
 };
 
 /// Encodes `h` with its ranges in `form` (canonical or not) through the view's setters; `None`
-/// if the ranges cannot be written in that form at all (gaps, or unequal lengths for UNIFORM).
+/// if the ranges cannot be written in that form at all (gaps, unequal lengths for UNIFORM, or
+/// more than 255 exceptions for PATCHED, whose count is the one `form` carries).
 fn emit_in_form(h: &DataRepr, form: RangeForm, payload: &[u8]) -> Option<Vec<u8>> {
     let n = h.ranges.len();
     let gaps_zero = h
@@ -26,22 +27,35 @@ fn emit_in_form(h: &DataRepr, form: RangeForm, payload: &[u8]) -> Option<Vec<u8>
         RangeForm::Gapped => true,
         RangeForm::Contiguous => gaps_zero,
         RangeForm::Uniform => gaps_zero && lens[..n - 1].iter().all(|&l| l == lens[0]),
+        RangeForm::Patched { exceptions } => {
+            let longest = lens.iter().copied().max().unwrap_or(0);
+            gaps_zero && lens.iter().filter(|&&l| l < longest).count() == usize::from(exceptions)
+        }
     };
     if !ok {
         return None;
     }
     let len = data_header_len(n, h.coefficients.mode(), h.flow.ip_version(), form);
     let mut buf = vec![0u8; len + payload.len()];
-    buf[0] = 1;
+    buf[0] = tcpnc_wire::VERSION;
     buf[1] = 1;
     let mut p = DataPacket::new_unchecked(&mut buf[..]);
     let form_flags = match form {
         RangeForm::Gapped => 0,
         RangeForm::Contiguous => flags::data::CONTIGUOUS,
         RangeForm::Uniform => flags::data::CONTIGUOUS | flags::data::UNIFORM,
+        RangeForm::Patched { .. } => flags::data::UNIFORM,
     };
     p.set_flags((h.flags_byte() & !(flags::data::CONTIGUOUS | flags::data::UNIFORM)) | form_flags);
     p.set_count(n as u8);
+    if let RangeForm::Patched { exceptions } = form {
+        p.set_exception_count(exceptions);
+        let longest = lens.iter().copied().max().unwrap_or(0);
+        let listed = lens.iter().enumerate().filter(|(_, l)| **l < longest);
+        for (j, (i, &len)) in listed.enumerate() {
+            p.set_exception(j, i as u8, len);
+        }
+    }
     p.set_flow(&h.flow);
     p.set_pid(h.pid);
     p.set_base(h.base);
@@ -121,9 +135,22 @@ fn ranges(n: usize) -> impl Strategy<Value = Vec<SeqRange>> {
             d
         })
         .boxed();
+    // Contiguous, one shared length but for a few (PATCHED, or CONTIGUOUS where not shorter).
+    let patched = (
+        any::<u16>(),
+        prop::collection::vec((0..n, any::<u16>()), 0..8),
+    )
+        .prop_map(move |(len, odd)| {
+            let mut d = vec![(0u16, len); n];
+            for (at, l) in odd {
+                d[at].1 = l;
+            }
+            d
+        })
+        .boxed();
     (
         any::<u32>(),
-        prop_oneof![arbitrary, contiguous, uniform, almost],
+        prop_oneof![arbitrary, contiguous, uniform, almost, patched],
     )
         .prop_map(|(start, deltas)| {
             let mut out: Vec<SeqRange> = Vec::with_capacity(deltas.len());
@@ -354,13 +381,17 @@ proptest! {
         let n = header.ranges.len();
         let canonical = RangeForm::of(&header.ranges);
         let emitted = FrameRepr::Data { header: header.clone(), payload: &payload }.to_vec().unwrap();
-        for form in [RangeForm::Gapped, RangeForm::Contiguous, RangeForm::Uniform] {
+        let len = |r: &SeqRange| r.end.wrapping_sub(r.start);
+        let longest = header.ranges.iter().map(len).max().unwrap_or(0);
+        let shorter = header.ranges.iter().filter(|r| len(r) < longest).count();
+        let patched = RangeForm::Patched { exceptions: shorter.min(255) as u8 };
+        for form in [RangeForm::Gapped, RangeForm::Contiguous, RangeForm::Uniform, patched] {
             let Some(bytes) = emit_in_form(&header, form, &payload) else { continue };
             let parsed = FrameRepr::parse(&bytes);
             if form == canonical {
                 prop_assert_eq!(&bytes, &emitted);
                 prop_assert!(parsed.is_ok());
-            } else if (form == RangeForm::Contiguous && n < 2) || (form == RangeForm::Uniform && n < 3) {
+            } else if (form == RangeForm::Contiguous && n < 2) || (form != RangeForm::Gapped && form != RangeForm::Contiguous && n < 3) {
                 let bad_flags = matches!(parsed, Err(WireError::BadFlags { .. }));
                 prop_assert!(bad_flags, "{:?} n = {}: {:?}", form, n, parsed);
             } else {
@@ -439,8 +470,11 @@ fn specific_ack_and_frame_rejections() {
     };
     let good = FrameRepr::Ack(ack).to_vec().unwrap();
     let mut b = good.clone();
-    b[0] = 2;
-    assert_eq!(FrameRepr::parse(&b), Err(WireError::BadVersion(2)));
+    // Version 1 (before PATCHED) and a later one are refused alike.
+    for v in [1, tcpnc_wire::VERSION + 1] {
+        b[0] = v;
+        assert_eq!(FrameRepr::parse(&b), Err(WireError::BadVersion(v)));
+    }
     b = good.clone();
     b[1] = 9;
     assert_eq!(FrameRepr::parse(&b), Err(WireError::UnknownType(9)));
@@ -467,11 +501,11 @@ fn specific_ack_and_frame_rejections() {
         })
     ));
     assert_eq!(
-        FrameRepr::parse(&[1, 3, 0x50]),
+        FrameRepr::parse(&[tcpnc_wire::VERSION, 3, 0x50]),
         Err(WireError::BadIpVersion(5))
     );
     assert!(matches!(
-        FrameRepr::parse(&[1, 3]),
+        FrameRepr::parse(&[tcpnc_wire::VERSION, 3]),
         Err(WireError::Truncated { .. })
     ));
 }
@@ -510,7 +544,7 @@ fn specific_data_rejections() {
         FrameRepr::parse(&d),
         Err(WireError::BadFlags { .. })
     ));
-    // Reserved DATA bit; UNIFORM without CONTIGUOUS; CONTIGUOUS with n = 1.
+    // Reserved DATA bit; UNIFORM without CONTIGUOUS (PATCHED) with n = 1; CONTIGUOUS with n = 1.
     d = data.clone();
     d[2] |= 0x40;
     assert_eq!(FrameRepr::parse(&d), Err(WireError::ReservedBits(0x40)));

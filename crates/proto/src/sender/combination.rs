@@ -106,8 +106,8 @@ impl SenderHalf {
     }
 
     /// Emits one repair combination (`repair.rs`): every buffered packet from the oldest
-    /// un-ACKed one, with seeded coefficients, shrunk from the newest end until the datagram
-    /// fits the tunnel MTU.
+    /// un-ACKed one, with seeded coefficients, cut at the newest end where the datagram would
+    /// not fit the tunnel MTU.
     pub(super) fn send_repair(&mut self, cx: &mut Context<'_>) {
         let (Some(first), Some(last)) = (self.buffer.first_index(), self.newest_sent) else {
             return;
@@ -115,18 +115,34 @@ impl SenderHalf {
         if last < first {
             return;
         }
-        let mut n = (last - first + 1).min(MAX_CODING_WINDOW as u64);
-        loop {
-            let range = IndexRange {
-                first,
-                last: first + n - 1,
-            };
-            if n == 1 || self.fits(range, CoefficientMode::Seeded, cx.config.tunnel_mtu) {
-                self.emit(cx, range, Some(CoefficientTransport::Seeded), REPAIR);
-                return;
-            }
-            n = n.div_ceil(2);
+        let range = self.oldest_fitting(first, last, cx.config.tunnel_mtu);
+        self.emit(cx, range, Some(CoefficientTransport::Seeded), REPAIR);
+    }
+
+    /// The widest range from `first` towards `last` (at most [`MAX_CODING_WINDOW`] packets)
+    /// whose seeded combination fits `tunnel_mtu`. The MSS clamp keeps room for a UNIFORM
+    /// range of any width and a CONTIGUOUS one of `CONTIGUOUS_RESERVE` packets, so a PATCHED
+    /// one (docs/wire.md section 3) with a few packets shorter than the others fits whole; and
+    /// the ranges that fit are the prefixes up to some width (a prefix takes the same form or
+    /// a shorter one, and its longest packet is no longer), found by bisection.
+    fn oldest_fitting(&mut self, first: u64, last: u64, tunnel_mtu: usize) -> IndexRange {
+        let span = |n: u64| IndexRange {
+            first,
+            last: first + n - 1,
+        };
+        let widest = (last - first + 1).min(MAX_CODING_WINDOW as u64);
+        if self.fits(span(widest), CoefficientMode::Seeded, tunnel_mtu) {
+            return span(widest);
         }
+        let (mut fit, mut over) = (1, widest);
+        while over - fit > 1 {
+            let mid = fit + (over - fit) / 2;
+            match self.fits(span(mid), CoefficientMode::Seeded, tunnel_mtu) {
+                true => fit = mid,
+                false => over = mid,
+            }
+        }
+        span(fit)
     }
 
     /// Emits `count` tail repairs (`tail_repair.rs`), each over the newest sent packets, as
