@@ -24,9 +24,9 @@
 //! Each repair combines every packet in the coding buffer (from the oldest un-ACKed one, which is
 //! the receiver's first unseen packet as of the ACK) with seeded coefficients, cut at its newest
 //! end only where the datagram would not fit the tunnel MTU (the PATCHED range form of
-//! docs/wire.md section 3 fits a buffer with a few shorter packets whole). The repairs sent are counted in `n_c` and
-//! `n_r` of later ACKs, so a deficit is not repaired twice; repairs that are lost show up in a
-//! later N_lp and are repaired again one round trip later.
+//! docs/wire.md section 3 fits a buffer with a few shorter packets whole). The repairs sent are
+//! counted in `n_c` and `n_r` of later ACKs, so a deficit is not repaired twice; repairs that
+//! are lost show up in a later N_lp and are repaired again one round trip later.
 //!
 //! Repairs are driven by NC-ACKs, so a stall in which every repair (or every NC-ACK) is lost
 //! while TCP waits would only end with TCP's retransmission timeout, and so would a tail loss

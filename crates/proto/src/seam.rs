@@ -366,8 +366,8 @@ impl PassThrough {
         }
     }
 
-    /// Answers a KEEPALIVE probe as the coding engine does (the frame's first byte, the wire version,
-    /// is never [`PASS_THROUGH_TAG`]).
+    /// Answers a KEEPALIVE probe as the coding engine does (the frame's first byte, the wire
+    /// version, is never [`PASS_THROUGH_TAG`]).
     fn keepalive(&mut self, k: KeepaliveRepr) {
         if k.reply {
             self.stats.keepalive_replies_received += 1;

@@ -25,9 +25,9 @@
 //! gap_i = 0) it is Start_1, len_1..len_n (`2n + 4` bytes); with CONTIGUOUS | UNIFORM (n ≥ 3,
 //! len_1 = … = len_{n−1}) it is Start_1, the shared len, len_n (8 bytes); with UNIFORM alone
 //! (PATCHED: n ≥ 3, every gap_i = 0, k packets shorter than the longest) it is Start_1, the
-//! longest len, k, then each shorter packet's position and len (`7 + 3k` bytes). The sender always uses
-//! the most compact form ([`RangeForm::of`]) and a parser rejects any other (`NonCanonical`), so
-//! each header has exactly one encoding.
+//! longest len, k, then each shorter packet's position and len (`7 + 3k` bytes). The sender
+//! always uses the most compact form ([`RangeForm::of`]) and a parser rejects any other
+//! (`NonCanonical`), so each header has exactly one encoding.
 //!
 //! All sequence arithmetic is modulo 2^32.
 

@@ -15,8 +15,9 @@ pub(crate) const PATCHED_FIXED: usize = 7;
 pub(crate) const PATCH_ENTRY: usize = 3;
 
 /// How the range section of a DATA header is encoded (selected by the CONTIGUOUS and UNIFORM
-/// flags; docs/wire.md section 3). [`crate::DataRepr::emit`] always picks [`RangeForm::of`] its ranges, and parsing
-/// rejects any other choice, so every range list has exactly one encoding.
+/// flags; docs/wire.md section 3). [`crate::DataRepr::emit`] always picks [`RangeForm::of`]
+/// its ranges, and parsing rejects any other choice, so every range list has exactly one
+/// encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RangeForm {
     /// No flag: Start_1 (u32), len_1 (u16), then gap_i (u16), len_i (u16) for i = 2..n:
