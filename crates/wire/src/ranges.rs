@@ -30,11 +30,11 @@ pub enum RangeForm {
     /// shared len (u16), len_n (u16): 8 bytes.
     Uniform,
     /// UNIFORM without CONTIGUOUS (n ≥ 3, every gap_i = 0, not UNIFORM's case): Start_1 (u32),
-    /// the longest len (u16), shared by every packet not listed, the number k of listed
-    /// packets, those shorter (u8), then for each, in increasing order, its 0-based position
-    /// (u8) and len (u16): `7 + 3k` bytes, canonical only where it is shorter than
-    /// CONTIGUOUS. A repair over a coding buffer with a few short packets (the
-    /// end of an application write, a window edge) fits in one datagram this way.
+    /// the longest len (u16), shared by every packet not listed, k (u8), then for each of the
+    /// k shorter packets, in increasing order, its 0-based position (u8) and len (u16):
+    /// `7 + 3k` bytes, canonical only where it is shorter than CONTIGUOUS. A repair over a
+    /// coding buffer with a few short packets (the end of an application write, a window
+    /// edge) fits in one datagram this way.
     Patched {
         /// k: the packets shorter than the longest.
         exceptions: u8,
