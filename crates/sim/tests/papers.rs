@@ -2,7 +2,7 @@
 //! points on the simulator, asserting the direction of each published result, not timings.
 
 use tcpnc_proto::settings::{
-    AckPolicy, CongestionControl, PathMode, PathOverrides, PolicyOverrides, Profile,
+    AckPolicy, CongestionControl, LossPosition, PathMode, PathOverrides, PolicyOverrides, Profile,
     RedundancyPolicy, RepairPolicy,
 };
 use tcpnc_sim::SimOutcome;
@@ -60,6 +60,35 @@ fn pb_lowers_the_sd_of_the_decoding_throughput() {
         pb_sum += pb;
     }
     assert!(pb_sum < 0.9 * nc_sum, "PB {pb_sum}, NC {nc_sum}");
+}
+
+#[test]
+fn eot_shortens_sub_megabyte_transfers() {
+    // Karafillis §III, Table I: 500 kB, one-way delay 50 ms, 5 % loss before a 50-packet
+    // queue, R_a (S 90 %) = 1.08. EOT's burst of N_lp whole-buffer repairs at the FIN saves
+    // the end-of-file wait for TCP's timeout when N_lp is not 0 (docs/results.md). With
+    // `repair = off` on both sides the runs are the same and the assertion fails.
+    let time = |repair, seed| {
+        let mut spec = karafillis(repair, 0.05, seed, 500_000);
+        spec.profile = Profile::KarafillisEot;
+        spec.path.delay_ms = Some(50.0);
+        spec.path.queue_packets = Some(50);
+        spec.path.loss_position = Some(LossPosition::BeforeQueue);
+        spec.policies.redundancy = Some(RedundancyPolicy::Fixed(1.08));
+        let r = spec.run().unwrap();
+        assert_eq!(r.outcome, SimOutcome::Completed);
+        assert!(r.integrity_ok);
+        r.completion_s
+    };
+    let (mut nc_sum, mut eot_sum, mut faster) = (0.0, 0.0, 0);
+    for seed in 1..=10 {
+        let (nc, eot) = (time(RepairPolicy::Off, seed), time(RepairPolicy::Eot, seed));
+        nc_sum += nc;
+        eot_sum += eot;
+        faster += usize::from(eot < nc);
+    }
+    assert!(eot_sum < 0.9 * nc_sum, "EOT {eot_sum} s, NC {nc_sum} s");
+    assert!(faster >= 3, "EOT faster in {faster} of 10 seeds");
 }
 
 /// Mitsuzumi §IV's setting on the simulator: 10 Mbit/s, 10 ms, 5 % loss, MSS 1000 (MTU
