@@ -127,6 +127,14 @@ impl FlightCap {
         self.sent.sources += u64::from(new_source);
     }
 
+    /// Counts `delivered` more datagrams shown arrived by an NC-ACK that carries no round of
+    /// its own: one overtaken on the way back by a newer NC-ACK (a stale one, Ha & Tsuru §3.1).
+    /// Its arrivals are the link's all the same; left out, a path that reorders NC-ACKs would
+    /// measure its rate low and the cap would ratchet down (docs/engine.md, "Flight cap").
+    pub fn on_arrivals(&mut self, delivered: u64) {
+        self.arrivals += delivered;
+    }
+
     /// Takes one NC-ACK's news at `now`: `delivered` more datagrams arrived; the flow's
     /// smoothed round trip is `srtt` (no rounds without one), and `queued` says whether its
     /// latest round-trip sample showed a queue (`DeficitRepair::sample_queued`).
@@ -260,6 +268,27 @@ mod tests {
         // 100 datagrams per 50 ms round: 2000/s; 115 combinations per 100 segments.
         rounds(&mut cap, 0, 5, 100, (115, 100), true);
         // 1.75 × 2000/s × 40 ms / 1.15 = 121.7 → 122.
+        assert_eq!(cap.cap_segments(ms(40), 1.0), Some(122));
+    }
+
+    #[test]
+    fn arrivals_shown_by_stale_acks_count() {
+        // The same path as above, but every other NC-ACK overtaken on the way back: its
+        // arrivals come in through `on_arrivals` and the rate, so the cap, is the same.
+        let mut cap = started();
+        let mut t = 0;
+        for _ in 0..5 {
+            for i in 0..115 {
+                cap.on_sent(i < 100);
+            }
+            for k in 0..10 {
+                t += 5;
+                match k % 2 {
+                    0 => cap.on_arrivals(10),
+                    _ => cap.on_ack(ms(t), 10, Some(ms(50)), true),
+                }
+            }
+        }
         assert_eq!(cap.cap_segments(ms(40), 1.0), Some(122));
     }
 

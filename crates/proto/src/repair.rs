@@ -48,6 +48,7 @@
 
 use std::time::Duration;
 
+use crate::tail_repair::JITTER_DEVIATIONS;
 use tcpnc_wire::AckRepr;
 
 /// While NC-ACKs keep arriving within this time, a TCP retransmission of bytes already in the
@@ -153,6 +154,8 @@ pub struct DeficitRepair {
     echoed: Option<Sent>,
     /// The latest round-trip sample, unsmoothed.
     last_sample: Option<Duration>,
+    /// Mean deviation of the samples from `srtt` (RFC 6298's RTTVAR, gain 1/4): the jitter.
+    rtt_deviation: Duration,
     /// The counts right after the newest combination that first included a new packet.
     at_last_source: SentCounts,
     /// Every combination reaches back to the first unseen packet (a dense code): then any
@@ -183,6 +186,7 @@ impl DeficitRepair {
             path_floor: None,
             echoed: None,
             last_sample: None,
+            rtt_deviation: Duration::ZERO,
             at_last_source: SentCounts::default(),
             covering: true,
         }
@@ -251,6 +255,10 @@ impl DeficitRepair {
         }
         let sample = now.saturating_sub(at.at);
         self.last_sample = Some(sample);
+        self.rtt_deviation = match self.srtt {
+            None => sample / 2,
+            Some(s) => (self.rtt_deviation * 3 + s.abs_diff(sample)) / 4,
+        };
         let srtt = match self.srtt {
             None => sample,
             Some(s) => (s * 7 + sample) / 8,
@@ -306,6 +314,11 @@ impl DeficitRepair {
         self.srtt
     }
 
+    /// The mean deviation of the round-trip samples (RFC 6298's RTTVAR; zero before any).
+    pub fn rtt_deviation(&self) -> Duration {
+        self.rtt_deviation
+    }
+
     /// Whether a queue is building on the path: the smoothed round trip is at least
     /// [`QUEUE_EVIDENCE`] above its floor (the lower of this flow's own and the path's) and
     /// half-way from it to its recent peak (`true` before anything is measured, so that the
@@ -326,14 +339,15 @@ impl DeficitRepair {
         }
     }
 
-    /// Whether the latest round-trip sample, unsmoothed, stands at least [`QUEUE_EVIDENCE`]
-    /// above the floor: a queue at the bottleneck when that combination crossed it.
-    pub fn sample_queued(&self) -> bool {
+    /// Whether the latest round-trip sample, unsmoothed, stands [`QUEUE_EVIDENCE`] and
+    /// [`JITTER_DEVIATIONS`] times the path's `jitter` above the floor: a queue at the
+    /// bottleneck when that combination crossed it (docs/engine.md, "Flight cap").
+    pub fn sample_queued(&self, jitter: Duration) -> bool {
         let Some(floor) = self.queue_floor() else {
             return false;
         };
-        self.last_sample
-            .is_some_and(|s| s >= floor + queue_evidence(floor))
+        let evidence = queue_evidence(floor).max(jitter * JITTER_DEVIATIONS);
+        self.last_sample.is_some_and(|s| s >= floor + evidence)
     }
 
     /// The floor a queue is measured from: this flow's own, or the path's when lower (none
@@ -541,6 +555,28 @@ mod tests {
         echo_all(&mut r, 600..5600, ms(40));
         echo_all(&mut r, 5600..5700, ms(48));
         assert!(r.queue_building(), "the old peak forgotten");
+    }
+
+    #[test]
+    fn jitter_alone_is_no_queue_sample() {
+        // 40–80 ms round trips (20 ms of jitter each way): +25 ms is jitter there, a queue calm.
+        let (ms, mut x) = (Duration::from_millis, 7u64);
+        let (mut jittery, mut calm) = (DeficitRepair::new(), DeficitRepair::new());
+        for pid in 0..500u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            jittery.on_sent(ms(u64::from(pid) * 2), pid, true, false);
+            let at = ms(u64::from(pid) * 2 + 40 + (x >> 33) % 41);
+            jittery.on_ack(at, &ack(pid, pid, 0), pid + 1, 0.0);
+        }
+        let floor = jittery.queue_floor().unwrap();
+        echo_all(&mut calm, 0..500, floor);
+        for r in [&mut jittery, &mut calm] {
+            r.on_sent(ms(1000), 500, true, false);
+            r.on_ack(ms(1000) + floor + ms(25), &ack(500, 500, 0), 501, 0.0);
+        }
+        let (dev, calm_dev) = (jittery.rtt_deviation(), calm.rtt_deviation());
+        assert!(!jittery.sample_queued(dev) && calm.sample_queued(calm_dev));
+        assert!(jittery.sample_queued(Duration::ZERO), "no jitter term");
     }
 
     #[test]

@@ -15,8 +15,9 @@
 //! coding layer, at every pause:
 //!
 //! * a pause is [`pause_gap`] without a new arrival from the local TCP (an eighth of the
-//!   combination round trip, 2–20 ms; 10 ms before one is measured) while packets are
-//!   unacknowledged;
+//!   combination round trip, 2–20 ms, or three mean deviations of its samples where the path's
+//!   jitter makes that longer, up to half the round trip; 10 ms before one is measured) while
+//!   packets are unacknowledged;
 //! * at a pause, with `n_s` the new packets first sent since the previous pause or the Pid the
 //!   latest NC-ACK echoed (whichever is later), `n_c` the combinations sent since then (repairs
 //!   included) and `q` the estimated delivery rate, the sink needs `n_s` of the `n_c`
@@ -50,11 +51,23 @@ pub const PAUSE_UNMEASURED: Duration = Duration::from_millis(10);
 /// srtt/8 within 2–20 ms ([`PAUSE_UNMEASURED`] before a round trip is measured). Longer than
 /// the gaps of an ACK-clocked bulk transfer (a segment per ACK, an ACK every few hundred
 /// microseconds at tens of Mbit/s), short against the round trip a deficit repair costs.
-pub fn pause_gap(srtt: Option<Duration>) -> Duration {
+///
+/// On a path whose delay jitters, the NC-ACKs, and so the local TCP's segments, come in
+/// bunches with gaps of up to the jitter's spread between them: an ACK-clocked transfer looks
+/// paused there. The gap is then at least [`JITTER_DEVIATIONS`] times `jitter`, the mean
+/// deviation of the round-trip samples (RFC 6298's RTTVAR; the sender passes it once the path
+/// reorders, zero otherwise), up to half the round trip, after which the deficit repair's
+/// round trip is near. (20 ms of reordering jitter each way: about 7 ms.)
+pub fn pause_gap(srtt: Option<Duration>, jitter: Duration) -> Duration {
     srtt.map_or(PAUSE_UNMEASURED, |s| {
-        (s / 8).clamp(Duration::from_millis(2), Duration::from_millis(20))
+        let base = (s / 8).clamp(Duration::from_millis(2), Duration::from_millis(20));
+        base.max((jitter * JITTER_DEVIATIONS).min(s / 2))
     })
 }
+
+/// Mean round-trip deviations a pause must outlast ([`pause_gap`]): the spread of two uniform
+/// jitters (forward and back) is about three of their sum's mean deviations.
+pub const JITTER_DEVIATIONS: u32 = 3;
 
 /// Repairs to add at a pause after a burst of `sources` new packets in `combinations`
 /// combinations, for a coding window of `window` packets and a delivery rate `q`: the fewest
@@ -191,18 +204,38 @@ mod tests {
 
     #[test]
     fn pause_gap_is_bounded() {
-        assert_eq!(pause_gap(None), PAUSE_UNMEASURED);
+        let calm = Duration::from_millis(1);
+        assert_eq!(pause_gap(None, calm), PAUSE_UNMEASURED);
         assert_eq!(
-            pause_gap(Some(Duration::from_millis(40))),
+            pause_gap(Some(Duration::from_millis(40)), calm),
             Duration::from_millis(5)
         );
         assert_eq!(
-            pause_gap(Some(Duration::from_millis(1))),
+            pause_gap(Some(Duration::from_millis(1)), Duration::ZERO),
             Duration::from_millis(2)
         );
         assert_eq!(
-            pause_gap(Some(Duration::from_secs(1))),
+            pause_gap(Some(Duration::from_secs(1)), calm),
             Duration::from_millis(20)
+        );
+    }
+
+    #[test]
+    fn jitter_lengthens_the_pause_gap_up_to_half_the_round_trip() {
+        let srtt = Some(Duration::from_millis(60));
+        // 20 ms of jitter each way: samples deviate by about 7 ms.
+        assert_eq!(
+            pause_gap(srtt, Duration::from_millis(7)),
+            Duration::from_millis(21)
+        );
+        assert_eq!(
+            pause_gap(srtt, Duration::from_millis(15)),
+            Duration::from_millis(30)
+        );
+        // A deviation under srtt/24 leaves srtt/8.
+        assert_eq!(
+            pause_gap(srtt, Duration::from_millis(2)),
+            Duration::from_micros(7500)
         );
     }
 

@@ -37,6 +37,7 @@ impl SenderHalf {
             // Overtaken by a newer NC-ACK on the way back (Ha & Tsuru §3.1): its bitmap is
             // merged, but its ack number would take TCP backwards and its N_lp is outdated.
             cx.stats.acks_stale += 1;
+            cx.path.flight_cap.on_arrivals(delivered);
             return;
         }
         // (A congestion signal repeats the last ACK, so this is the same before and after it.)
@@ -148,7 +149,7 @@ impl SenderHalf {
             self.repair.set_path_floor(Some(path));
         }
         // This NC-ACK's own round-trip sample tells whether a queue stood as it arrived.
-        let queued = self.repair.sample_queued();
+        let queued = self.repair.sample_queued(self.jitter());
         cx.path
             .flight_cap
             .on_ack(cx.now, delivered, self.repair.srtt(), queued);

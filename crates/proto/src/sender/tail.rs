@@ -20,10 +20,21 @@ use crate::tail_repair::{needed_for, pause_gap, tail_repairs};
 const MAX_PENDING_PROBES: usize = 4;
 
 impl SenderHalf {
+    /// The path's delay jitter as the pause gap and the queue evidence allow for it: the mean
+    /// deviation of the round-trip samples once the peer reports reordering (Ha & Tsuru §3.2's
+    /// unordering length above 0), zero otherwise. Without reordering the samples' deviation is
+    /// mostly the queue's own movement (eight flows through one queue), which is evidence.
+    pub(super) fn jitter(&self) -> Duration {
+        match self.unordering {
+            0 => Duration::ZERO,
+            _ => self.repair.rtt_deviation(),
+        }
+    }
+
     /// Moves the pause deadline after an arrival was coded (with a repair and `tail_repair`).
     pub(super) fn arm_tail(&mut self, cx: &Context<'_>) {
         if cx.config.policies.tail_repair.is_on() && cx.config.policies.repair.repairs() {
-            self.tail = Some(cx.now + pause_gap(self.repair.srtt()));
+            self.tail = Some(cx.now + pause_gap(self.repair.srtt(), self.jitter()));
         }
     }
 
@@ -62,7 +73,7 @@ impl SenderHalf {
         let paused = self.tail.is_none() && !self.buffer.is_empty();
         // With a queue at the bottleneck the loss may be its drops, and repairs beyond the
         // mean would add to them (a hundred short flows ending together into one queue).
-        if !(on && paused) || lost_dof == 0 || self.repair.sample_queued() {
+        if !(on && paused) || lost_dof == 0 || self.repair.sample_queued(self.jitter()) {
             return 0;
         }
         let (sent, echoed) = (self.repair.sent_counts(), self.repair.echoed_counts());
@@ -85,7 +96,7 @@ impl SenderHalf {
             .is_some_and(|d| now.saturating_sub(d) <= rtt * 2);
         let unanswered = self.advanced_at.is_some_and(|at| {
             self.last_new_at.is_none_or(|new| at > new)
-                && now.saturating_sub(at) >= pause_gap(Some(rtt))
+                && now.saturating_sub(at) >= pause_gap(Some(rtt), self.jitter())
         });
         unanswered && !cutting && !self.window_held()
     }
@@ -127,7 +138,7 @@ impl SenderHalf {
         if self.tail_probes.len() >= MAX_PENDING_PROBES {
             self.tail_probes.pop_front();
         }
-        let deadline = cx.now + floor + pause_gap(Some(floor));
+        let deadline = cx.now + floor + pause_gap(Some(floor), self.jitter());
         self.tail_probes
             .push_back((deadline, self.repair.source_counts()));
     }
@@ -151,11 +162,11 @@ impl SenderHalf {
         let echoed = self.repair.echoed_counts();
         if echoed.combinations >= mark.combinations
             || self.buffer.is_empty()
-            || self.repair.sample_queued()
+            || self.repair.sample_queued(self.jitter())
         {
             return;
         }
-        let silence = pause_gap(self.repair.srtt());
+        let silence = pause_gap(self.repair.srtt(), self.jitter());
         if let Some(at) = self.last_ack_at
             && cx.now < at + silence
         {
