@@ -15,9 +15,9 @@
 //! coding layer, at every pause:
 //!
 //! * a pause is [`pause_gap`] without a new arrival from the local TCP (an eighth of the
-//!   combination round trip, 2–20 ms, or three mean deviations of its samples where the path's
-//!   jitter makes that longer, up to half the round trip; 10 ms before one is measured) while
-//!   packets are unacknowledged;
+//!   combination round trip, 2–20 ms, or on a path that reorders three mean deviations of its
+//!   samples where that is longer, up to half the round trip; 10 ms before one is measured)
+//!   while packets are unacknowledged;
 //! * at a pause, with `n_s` the new packets first sent since the previous pause or the Pid the
 //!   latest NC-ACK echoed (whichever is later), `n_c` the combinations sent since then (repairs
 //!   included) and `q` the estimated delivery rate, the sink needs `n_s` of the `n_c`

@@ -108,11 +108,11 @@ fn nc_survives_burst_loss_and_reverse_loss() {
 }
 
 /// Issue 10 (stop 41): 20 ms of jitter that reorders, each way, at 5 % loss, the product's
-/// policies, smoltcp Reno, 8 MB on 20 Mbit/s and 20 ms. More than half the NC-ACKs come back overtaken by
-/// newer ones, and half the round-trip samples stand 20 ms above the floor with the bottleneck
-/// idle. Before the flight cap counted the stale NC-ACKs' arrivals and the queue evidence
-/// allowed for the jitter, three of these six seeds fell to 2–3.5 Mbit/s (the cap ratcheted
-/// down); now each keeps over 10 (docs/engine.md, "Flight cap").
+/// policies, smoltcp Reno, 8 MB on 20 Mbit/s and 20 ms. More than half the NC-ACKs come back
+/// overtaken by newer ones, and half the round-trip samples stand 20 ms above the floor with
+/// the bottleneck idle. Before the flight cap counted the stale NC-ACKs' arrivals and the
+/// queue evidence allowed for the jitter, three of these six seeds fell to 2.1–3.4 Mbit/s (the
+/// cap ratcheted down); now each keeps over 10 (docs/engine.md, "Flight cap").
 #[test]
 fn reordering_jitter_does_not_hold_the_flow_down() {
     use tcpnc_proto::settings::{PathMode, PathOverrides, PolicyOverrides, Profile};
