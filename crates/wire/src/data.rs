@@ -142,37 +142,30 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
     /// in the canonical form of those ranges ([`RangeForm::of`]). Call after `check_len`.
     pub(crate) fn decode_ranges(&self, out: &mut Vec<SeqRange>) -> bool {
         let b = &self.buffer.as_ref()[self.ranges_offset()..];
-        let n = self.count();
+        let (n, from, form) = (self.count(), out.len(), self.range_form());
         let mut start = u32_at(b, 0);
         let mut push = |start: u32, len: u16| {
             let end = start.wrapping_add(u32::from(len));
             out.push(SeqRange { start, end });
             end.wrapping_add(1)
         };
-        match self.range_form() {
+        // Beyond the form of the decoded ranges: a PATCHED section's entries must name
+        // packets in increasing order (else some is left over) and shorter ones than the
+        // shared len (else another listing of the same ranges would be as short).
+        let entries_ok = match form {
             RangeForm::Uniform => {
                 let len = u16_at(b, 4);
                 for _ in 1..n {
                     start = push(start, len);
                 }
                 push(start, u16_at(b, 6));
-                n >= 3
+                true
             }
             RangeForm::Contiguous => {
-                let len0 = u16_at(b, 4);
-                let (mut uniform, mut longest, mut at_longest) = (n >= 3, 0, 0);
                 for i in 0..n {
-                    let len = u16_at(b, 4 + 2 * i);
-                    uniform &= i + 1 == n || len == len0;
-                    if len > longest {
-                        (longest, at_longest) = (len, 0);
-                    }
-                    at_longest += usize::from(len == longest);
-                    start = push(start, len);
+                    start = push(start, u16_at(b, 4 + 2 * i));
                 }
-                let shorter = n - at_longest;
-                let patched_shorter = n >= 3 && PATCHED_FIXED + PATCH_ENTRY * shorter < 2 * n + 4;
-                n >= 2 && !uniform && !patched_shorter
+                true
             }
             RangeForm::Patched { exceptions } => {
                 let (shared, k) = (u16_at(b, 4), usize::from(exceptions));
@@ -192,28 +185,19 @@ impl<T: AsRef<[u8]>> DataPacket<T> {
                     };
                     start = push(start, len);
                 }
-                // Every entry named a later packet than the one before (else some is left
-                // over), a shorter one (so the shared len is the longest, and some packet has
-                // it, as k < n); not UNIFORM's case (none but the last listed); shorter than
-                // CONTIGUOUS.
-                let uniform = k == 0 || (k == 1 && entry(0).0 + 1 == n);
-                j == k
-                    && listed_shorter
-                    && !uniform
-                    && n >= 3
-                    && PATCHED_FIXED + PATCH_ENTRY * k < 2 * n + 4
+                j == k && listed_shorter
             }
             RangeForm::Gapped => {
-                let mut contiguous = n >= 2;
                 start = push(start, u16_at(b, 4));
                 for i in 1..n {
                     let gap = u16_at(b, 2 + 4 * i);
-                    contiguous &= gap == 0;
                     start = push(start.wrapping_add(u32::from(gap)), u16_at(b, 4 + 4 * i));
                 }
-                !contiguous
+                true
             }
-        }
+        };
+        // Canonical: the form the sender would pick for these ranges (one home for the rule).
+        entries_ok && RangeForm::of(&out[from..]) == form
     }
 
     /// Raw flags byte (see [`flags`]).
