@@ -41,6 +41,10 @@ pub struct LabArgs {
     /// of cores), docs/gateway.md.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=tcpnc_gateway::config::MAX_WORKERS as i64))]
     pub workers: Option<u16>,
+    /// The gateways' `tun_queues`: receive queues of each TUN (`IFF_MULTI_QUEUE`), one reader
+    /// thread each (default: theirs, 1), docs/gateway.md.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=tcpnc_gateway::config::MAX_TUN_QUEUES as i64))]
+    pub tun_queues: Option<u16>,
     /// The gateways' `cipher` with `--tunnel secure`: auto (their default: AES-256-GCM where
     /// the CPU has AES instructions, else ChaCha20-Poly1305), chacha20-poly1305 or
     /// aes-256-gcm; docs/gateway.md.
@@ -52,7 +56,7 @@ pub struct LabArgs {
 }
 
 /// The gateway settings every lab command takes: `--tunnel`, `--tun-offload`, `--udp-gso`,
-/// `--udp-gro`, `--workers`, `--cipher`.
+/// `--udp-gro`, `--workers`, `--tun-queues`, `--cipher`.
 #[derive(Debug, Clone, Copy)]
 pub struct LabGateways {
     /// `--tunnel`.
@@ -65,6 +69,8 @@ pub struct LabGateways {
     pub udp_gro: Option<Switch>,
     /// `--workers`.
     pub workers: Option<u16>,
+    /// `--tun-queues`.
+    pub tun_queues: Option<u16>,
     /// `--cipher`.
     pub cipher: Option<CipherSetting>,
 }
@@ -327,6 +333,7 @@ pub(crate) fn new_lab(gw: LabGateways) -> Result<Lab> {
     if let Some(n) = gw.workers {
         lab.workers = Some(usize::from(n));
     }
+    lab.tun_queues = gw.tun_queues.map(usize::from);
     ensure!(
         gw.cipher.is_none() || gw.tunnel == TunnelArg::Secure,
         "--cipher needs --tunnel secure (an insecure tunnel has no cipher)"
@@ -343,6 +350,7 @@ pub fn run(args: LabArgs) -> Result<()> {
         udp_gso: args.udp_gso,
         udp_gro: args.udp_gro,
         workers: args.workers,
+        tun_queues: args.tun_queues,
         cipher: args.cipher,
     };
     match args.command {

@@ -102,6 +102,8 @@ impl Scratch {
             udp_gro: false,
             workers: 1,
             worker_items: Vec::new(),
+            tun_queues: 1,
+            tun_queue_packets: Vec::new(),
             tunnel: serde_json::Value::Null,
         };
         tcpnc_gateway::stats::write_snapshot(&stats, &snapshot).unwrap();

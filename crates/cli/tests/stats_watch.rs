@@ -34,6 +34,8 @@ fn snapshot() -> Snapshot {
         udp_gro: false,
         workers: 1,
         worker_items: Vec::new(),
+        tun_queues: 1,
+        tun_queue_packets: Vec::new(),
         tunnel: serde_json::Value::Null,
     }
 }

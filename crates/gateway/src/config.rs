@@ -46,6 +46,25 @@ fn validate_workers(workers: Option<usize>) -> Result<usize, ConfigError> {
     Ok(n)
 }
 
+/// Most TUN queues a gateway accepts (`interface.tun_queues`): Linux's `MAX_TAP_QUEUES`.
+pub const MAX_TUN_QUEUES: usize = 256;
+
+/// The default of `interface.tun_queues`: one queue, one TUN reader thread (docs/speed.md
+/// "Multi-queue TUN" has the measurement behind it).
+pub const DEFAULT_TUN_QUEUES: usize = 1;
+
+/// `interface.tun_queues`: [`DEFAULT_TUN_QUEUES`] when absent, else 1..=[`MAX_TUN_QUEUES`].
+fn validate_tun_queues(queues: Option<usize>) -> Result<usize, ConfigError> {
+    let n = queues.unwrap_or(DEFAULT_TUN_QUEUES);
+    if !(1..=MAX_TUN_QUEUES).contains(&n) {
+        return Err(ConfigError::invalid(
+            "interface.tun_queues",
+            format!("{n} is outside 1..={MAX_TUN_QUEUES}"),
+        ));
+    }
+    Ok(n)
+}
+
 /// A configuration error: which key, and why.
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -135,6 +154,10 @@ pub struct RawInterface {
     /// cores, [`default_workers`]; 1 runs the engines on the owner thread).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<usize>,
+    /// Receive queues of the TUN (`IFF_MULTI_QUEUE`), each read by its own thread (default
+    /// [`DEFAULT_TUN_QUEUES`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tun_queues: Option<usize>,
     /// Serve Prometheus metrics on this `addr:port` (default: no metrics server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_listen: Option<String>,
@@ -208,6 +231,9 @@ pub struct Interface {
     pub udp_gro: bool,
     /// Engine workers (1..=[`MAX_WORKERS`]); 1 = engines on the owner thread.
     pub workers: usize,
+    /// TUN queues (1..=[`MAX_TUN_QUEUES`]), one reader thread each; writes go to each
+    /// connection's queue so that the kernel steers its packets back there.
+    pub tun_queues: usize,
     /// Operator keys: metrics server, log level ([`crate::operate`]).
     pub operate: Operate,
 }
@@ -442,6 +468,7 @@ impl RawInterface {
             ));
         }
         let workers = validate_workers(self.workers)?;
+        let tun_queues = validate_tun_queues(self.tun_queues)?;
         let stats_file = match self.stats_file {
             Some(s) if s.trim().is_empty() => {
                 return Err(ConfigError::invalid(
@@ -465,6 +492,7 @@ impl RawInterface {
             udp_gso: self.udp_gso.unwrap_or(true),
             udp_gro: self.udp_gro.unwrap_or(true),
             workers,
+            tun_queues,
             operate: Operate::validate(self.metrics_listen, self.log_level)?,
         })
     }

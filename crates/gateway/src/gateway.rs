@@ -79,6 +79,8 @@ pub struct Gateway<T: Tun, U: Udp> {
     tx_batch: Vec<(Vec<u8>, SocketAddr)>,
     /// Packets for the TUN, written in one batch per flush (buffers reused).
     tun_tx: TunTx,
+    /// IP packets read on each TUN queue.
+    tun_queue_packets: Vec<u64>,
     origin: Instant,
     /// Nonce of the next KEEPALIVE probe.
     next_nonce: u64,
@@ -136,6 +138,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
                 }
             })
             .collect();
+        let queues = tun.queues();
         Ok(Gateway {
             opts,
             tun: Arc::new(tun),
@@ -148,6 +151,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             readers: Arc::default(),
             tx_batch: Vec::with_capacity(BATCH),
             tun_tx: TunTx::default(),
+            tun_queue_packets: vec![0; queues],
             origin: Instant::now(),
             next_nonce: first_nonce(),
             monitor: Monitor::new(&configured, None),
@@ -208,7 +212,6 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     /// and returns it. Reader threads are joined before returning.
     pub fn run(mut self, shutdown: Arc<AtomicBool>) -> Result<Snapshot, GatewayError> {
         let (tx, rx) = mpsc::sync_channel(channel_bound(self.opts.queue_packets));
-        let (tun_pool, tun_back) = mpsc::channel();
         let (udp_pool, udp_back) = mpsc::channel();
         let link = |pool| ReaderLink {
             tx: tx.clone(),
@@ -216,10 +219,13 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             counters: self.readers.clone(),
             pool,
         };
-        let readers = [
-            spawn_tun_reader(&self.tun, link(tun_back)),
-            spawn_udp_reader(&self.udp, link(udp_back)),
-        ];
+        let mut readers = vec![spawn_udp_reader(&self.udp, link(udp_back))];
+        let mut tun_pools = Vec::new();
+        for queue in 0..self.tun.queues() {
+            let (pool, back) = mpsc::channel();
+            readers.push(spawn_tun_reader(&self.tun, queue, link(back)));
+            tun_pools.push(pool);
+        }
         self.engines.start(&OwnerLink {
             out: tx.clone(),
             shutdown: shutdown.clone(),
@@ -227,7 +233,7 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
         });
         drop(tx);
         let pools = Pools {
-            tun: tun_pool,
+            tun: tun_pools,
             udp: udp_pool,
         };
         let result = self.owner_loop(&rx, &pools, &shutdown);
@@ -295,11 +301,12 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
     fn dispatch(&mut self, input: Input, pools: &Pools) -> Result<(), GatewayError> {
         let now = self.now();
         match input {
-            Input::Tun(batch) => {
+            Input::Tun(queue, batch) => {
+                self.tun_queue_packets[queue] += batch.packets().len() as u64;
                 for p in batch.packets() {
                     self.on_local(now, p.bytes());
                 }
-                let _ = pools.tun.send(batch);
+                let _ = pools.tun[queue].send(batch);
             }
             Input::Udp(mut batch) => {
                 for p in batch.packets_mut() {

@@ -33,9 +33,17 @@ pub trait Tun: Send + Sync + 'static {
         TunRx::new(1, MAX_PACKET, false)
     }
 
-    /// One read, waiting at most `timeout`: `rx` holds the IP packets it gave. The default
-    /// reads one packet with [`Tun::recv`].
-    fn recv_batch(&self, rx: &mut TunRx, timeout: Duration) -> io::Result<TunRead> {
+    /// Receive queues (`IFF_MULTI_QUEUE`, `interface.tun_queues`): the gateway runs one
+    /// reader thread per queue. Default one.
+    fn queues(&self) -> usize {
+        1
+    }
+
+    /// One read of queue `queue` (below [`Tun::queues`]), waiting at most `timeout`: `rx`
+    /// holds the IP packets it gave. The default (one queue) reads one packet with
+    /// [`Tun::recv`].
+    fn recv_batch(&self, queue: usize, rx: &mut TunRx, timeout: Duration) -> io::Result<TunRead> {
+        let _ = queue;
         recv_one(self, rx, timeout)
     }
 
@@ -82,11 +90,13 @@ pub fn send_each<T: Tun + ?Sized>(tun: &T, tx: &TunTx) -> TunSent {
     r
 }
 
-/// In-memory TUN: the gateway side of a pair made by [`fake_tun`]. Like an offloading TUN it
-/// moves batches: one `recv_batch` takes every packet already injected (up to
-/// [`FAKE_TUN_SLOTS`]) and one `send_batch` is one call however many packets it writes.
+/// In-memory TUN: the gateway side of a pair made by [`fake_tun`] (or [`fake_tun_queues`]).
+/// Like an offloading TUN it moves batches: one `recv_batch` takes every packet already
+/// injected in its queue (up to [`FAKE_TUN_SLOTS`]) and one `send_batch` is one call however
+/// many packets it writes.
 pub struct FakeTun {
-    inbound: Mutex<Receiver<Vec<u8>>>,
+    /// One receiver per queue.
+    inbound: Vec<Mutex<Receiver<Vec<u8>>>>,
     outbound: Sender<Vec<u8>>,
     write_calls: Arc<AtomicU64>,
 }
@@ -96,8 +106,10 @@ pub const FAKE_TUN_SLOTS: usize = 64;
 
 /// The test's side of a [`FakeTun`]: plays the local kernel.
 pub struct FakeTunHandle {
-    /// Packets the "kernel" sends into the tunnel (the gateway reads them).
+    /// Packets the "kernel" sends into the tunnel (the gateway reads them), on queue 0.
     pub inject: Sender<Vec<u8>>,
+    /// The same, one sender per queue (the first is `inject`'s queue).
+    pub inject_queue: Vec<Sender<Vec<u8>>>,
     /// Packets the gateway wrote to the TUN.
     pub written: Receiver<Vec<u8>>,
     /// Write calls the gateway made (each `send` or `send_batch`).
@@ -106,17 +118,29 @@ pub struct FakeTunHandle {
 
 /// Makes a connected fake TUN and its test handle.
 pub fn fake_tun() -> (FakeTun, FakeTunHandle) {
-    let (inject, inbound) = mpsc::channel();
+    fake_tun_queues(1)
+}
+
+/// A fake TUN with `queues` receive queues (at least one); the test picks each injected
+/// packet's queue, as the kernel's steering would.
+pub fn fake_tun_queues(queues: usize) -> (FakeTun, FakeTunHandle) {
+    let (inject_queue, inbound): (Vec<_>, Vec<_>) = (0..queues.max(1))
+        .map(|_| {
+            let (tx, rx) = mpsc::channel();
+            (tx, Mutex::new(rx))
+        })
+        .unzip();
     let (outbound, written) = mpsc::channel();
     let write_calls = Arc::new(AtomicU64::new(0));
     (
         FakeTun {
-            inbound: Mutex::new(inbound),
+            inbound,
             outbound,
             write_calls: write_calls.clone(),
         },
         FakeTunHandle {
-            inject,
+            inject: inject_queue[0].clone(),
+            inject_queue,
             written,
             write_calls,
         },
@@ -129,7 +153,7 @@ fn gone() -> io::Error {
 
 impl Tun for FakeTun {
     fn recv(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
-        Ok(recv_timeout(&self.inbound, timeout)?.map(|p| copy_out(buf, &p)))
+        Ok(recv_timeout(&self.inbound[0], timeout)?.map(|p| copy_out(buf, &p)))
     }
 
     fn send(&self, packet: &[u8]) -> io::Result<()> {
@@ -141,13 +165,18 @@ impl Tun for FakeTun {
         TunRx::new(FAKE_TUN_SLOTS, MAX_PACKET, false)
     }
 
-    /// Waits for the first packet, then takes every packet already injected.
-    fn recv_batch(&self, rx: &mut TunRx, timeout: Duration) -> io::Result<TunRead> {
+    fn queues(&self) -> usize {
+        self.inbound.len()
+    }
+
+    /// Waits for the first packet of queue `queue`, then takes every packet already injected
+    /// there.
+    fn recv_batch(&self, queue: usize, rx: &mut TunRx, timeout: Duration) -> io::Result<TunRead> {
         rx.len = 0;
-        let Some(first) = recv_timeout(&self.inbound, timeout)? else {
+        let Some(first) = recv_timeout(&self.inbound[queue], timeout)? else {
             return Ok(TunRead::Timeout);
         };
-        let inbound = self.inbound.lock().map_err(|_| gone())?;
+        let inbound = self.inbound[queue].lock().map_err(|_| gone())?;
         let mut next = Some(first);
         while let Some(p) = next.take() {
             let i = rx.len;
@@ -206,7 +235,7 @@ mod tests {
             h.inject.send(vec![i; 20]).unwrap();
         }
         let mut rx = tun.rx_slots();
-        let r = tun.recv_batch(&mut rx, Duration::from_secs(1)).unwrap();
+        let r = tun.recv_batch(0, &mut rx, Duration::from_secs(1)).unwrap();
         assert!(matches!(r, TunRead::Packets));
         let got: Vec<Vec<u8>> = rx.packets().map(<[u8]>::to_vec).collect();
         assert_eq!(got, (0..5u8).map(|i| vec![i; 20]).collect::<Vec<_>>());

@@ -113,7 +113,8 @@ impl Batch {
 
 /// One input for the owner thread.
 pub(crate) enum Input {
-    Tun(Batch),
+    /// A batch read from TUN queue `.0`.
+    Tun(usize, Batch),
     Udp(Batch),
     /// What engine worker `.0` produced ([`crate::workers`]).
     Worker(usize, crate::parcel::Parcel),
@@ -170,7 +171,7 @@ impl ReaderLink {
     fn forward(&self, input: Input, spare: &mut Option<Batch>) -> bool {
         match self.tx.try_send(input) {
             Ok(()) => true,
-            Err(TrySendError::Full(Input::Tun(b) | Input::Udp(b))) => {
+            Err(TrySendError::Full(Input::Tun(_, b) | Input::Udp(b))) => {
                 let n = b.len as u64;
                 self.counters.queue_drops.fetch_add(n, Ordering::Relaxed);
                 *spare = Some(b);
@@ -188,11 +189,17 @@ impl ReaderLink {
 
 /// Where the owner returns the batches of each reader.
 pub(crate) struct Pools {
-    pub tun: Sender<Batch>,
+    /// One per TUN queue.
+    pub tun: Vec<Sender<Batch>>,
     pub udp: Sender<Batch>,
 }
 
-pub(crate) fn spawn_tun_reader<T: Tun>(tun: &Arc<T>, link: ReaderLink) -> JoinHandle<()> {
+/// The reader of TUN queue `queue`.
+pub(crate) fn spawn_tun_reader<T: Tun>(
+    tun: &Arc<T>,
+    queue: usize,
+    link: ReaderLink,
+) -> JoinHandle<()> {
     let tun = tun.clone();
     thread::spawn(move || {
         let mut rx = tun.rx_slots();
@@ -201,7 +208,7 @@ pub(crate) fn spawn_tun_reader<T: Tun>(tun: &Arc<T>, link: ReaderLink) -> JoinHa
             let mut b = link.batch(&mut spare);
             let mut wait = POLL_INTERVAL;
             while b.len < BATCH {
-                match tun.recv_batch(&mut rx, wait) {
+                match tun.recv_batch(queue, &mut rx, wait) {
                     Ok(TunRead::Packets) => b.take_tun(&mut rx),
                     Ok(TunRead::Timeout) => break,
                     Ok(TunRead::Malformed(e)) => {
@@ -218,7 +225,7 @@ pub(crate) fn spawn_tun_reader<T: Tun>(tun: &Arc<T>, link: ReaderLink) -> JoinHa
             }
             if b.len == 0 {
                 spare = Some(b);
-            } else if !link.forward(Input::Tun(b), &mut spare) {
+            } else if !link.forward(Input::Tun(queue, b), &mut spare) {
                 return;
             }
         }
@@ -332,8 +339,8 @@ mod tests {
             h.inject.send(vec![i; 40]).unwrap();
         }
         let (link, rx, counters, shutdown) = test_link();
-        let reader = spawn_tun_reader(&Arc::new(tun), link);
-        let Ok(Input::Tun(batch)) = rx.recv() else {
+        let reader = spawn_tun_reader(&Arc::new(tun), 0, link);
+        let Ok(Input::Tun(0, batch)) = rx.recv() else {
             panic!("a TUN batch")
         };
         shutdown.store(true, Ordering::SeqCst);

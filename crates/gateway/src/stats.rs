@@ -169,6 +169,14 @@ pub struct Snapshot {
     /// evenly the connections' hash spread the load.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worker_items: Vec<u64>,
+    /// Receive queues of the TUN (`interface.tun_queues`; 0 in snapshots from before this
+    /// field).
+    #[serde(default)]
+    pub tun_queues: usize,
+    /// IP packets read on each TUN queue so far (empty with one queue): how evenly the
+    /// kernel's steering spread the connections.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tun_queue_packets: Vec<u64>,
     /// The tunnel envelope's counters (`crates/tunnel`): drops by reason (`drops.*`) and,
     /// with keys, handshakes, sessions, sealed/opened datagrams.
     #[serde(default)]
@@ -223,6 +231,15 @@ pub fn render(s: &Snapshot) -> String {
             "  engine workers {}: items {}",
             s.workers,
             items.join(" / ")
+        );
+    }
+    if s.tun_queues > 1 {
+        let packets: Vec<String> = s.tun_queue_packets.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            o,
+            "  tun queues {}: packets read {}",
+            s.tun_queues,
+            packets.join(" / ")
         );
     }
     let _ = writeln!(
@@ -380,6 +397,8 @@ mod tests {
             udp_gso: true,
             udp_gro: true,
             workers: 1,
+            tun_queues: 1,
+            tun_queue_packets: Vec::new(),
             worker_items: Vec::new(),
             tunnel: serde_json::json!({"drops": {"bad_tag": 1}}),
         };

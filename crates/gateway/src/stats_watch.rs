@@ -184,6 +184,8 @@ mod tests {
             udp_gso: false,
             udp_gro: false,
             workers: 1,
+            tun_queues: 1,
+            tun_queue_packets: Vec::new(),
             worker_items: Vec::new(),
             tunnel: serde_json::Value::Null,
         }

@@ -110,7 +110,13 @@ pub fn up(
     if iface.udp_gro && !udp.set_gro(true) {
         tracing::info!("the kernel has no UDP GRO (UDP_GRO): plain recvmmsg");
     }
-    let tun = SysTun::create(&iface.name, iface.address, iface.mtu, iface.tun_offload)?;
+    let tun = SysTun::create(
+        &iface.name,
+        iface.address,
+        iface.mtu,
+        iface.tun_offload,
+        iface.tun_queues,
+    )?;
     let mut routes = Routes::new(tun.name());
     if iface.routes {
         for c in routes_needed(config) {

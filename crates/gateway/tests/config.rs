@@ -121,6 +121,16 @@ fn workers_key() {
     assert!(with(|_| replaced("mtu = 1400\n", "mtu = 1400\nworkers = \"all\"\n")).is_err());
 }
 
+/// `tun_queues` asks for that many TUN queues (default one); it must be a number.
+#[test]
+fn tun_queues_key() {
+    let one = with(|s| s.to_string()).unwrap();
+    assert_eq!(one.interface.tun_queues, 1);
+    let two = with(|_| replaced("mtu = 1400\n", "mtu = 1400\ntun_queues = 2\n")).unwrap();
+    assert_eq!(two.interface.tun_queues, 2);
+    assert!(with(|_| replaced("mtu = 1400\n", "mtu = 1400\ntun_queues = \"2\"\n")).is_err());
+}
+
 /// `udp_gso` turns UDP GSO sends off; it must be a boolean.
 #[test]
 fn udp_gso_switch() {
@@ -173,6 +183,8 @@ const VALIDATION_CASES: &[(&str, &str, &str, &str)] = &[
     ("path_mtu = 1500", "path_mtu = 1500\nqueue_packets = 0", "interface.queue_packets", "at least 1"),
     ("path_mtu = 1500", "path_mtu = 1500\nworkers = 0", "interface.workers", "outside 1..=256"),
     ("path_mtu = 1500", "path_mtu = 1500\nworkers = 257", "interface.workers", "outside 1..=256"),
+    ("path_mtu = 1500", "path_mtu = 1500\ntun_queues = 0", "interface.tun_queues", "outside 1..=256"),
+    ("path_mtu = 1500", "path_mtu = 1500\ntun_queues = 300", "interface.tun_queues", "outside 1..=256"),
     (r#"stats_file = "/run/tcpnc/tcpnc0.json""#, r#"stats_file = "  ""#, "interface.stats_file", "empty"),
     (r#"mode = "nc""#, r#"mode = "on""#, "coding.mode", "not one of"),
     (r#"scheme = "systematic""#, r#"scheme = "sparse""#, "coding.scheme", "not one of"),

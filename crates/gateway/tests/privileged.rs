@@ -92,7 +92,7 @@ fn tun_device_lifecycle() {
         s.spawn(move || {
             ns_ref.enter();
             let addr: Cidr = "10.213.0.1/24".parse().unwrap();
-            let tun = SysTun::create("tncsmoke0", addr, 1400, false).expect("create TUN");
+            let tun = SysTun::create("tncsmoke0", addr, 1400, false, 1).expect("create TUN");
             let show = ns_ref.exec(&["addr", "show", "dev", "tncsmoke0"]);
             let text = String::from_utf8_lossy(&show.stdout).to_string();
             assert!(text.contains("10.213.0.1/24"), "{text}");
@@ -130,7 +130,7 @@ fn tun_device_lifecycle() {
 fn read_tcp(tun: &SysTun, rx: &mut TunRx, want: impl Fn(&[u8]) -> bool) -> (Vec<u8>, usize) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
-        if let TunRead::Packets = tun.recv_batch(rx, Duration::from_millis(100)).unwrap() {
+        if let TunRead::Packets = tun.recv_batch(0, rx, Duration::from_millis(100)).unwrap() {
             let hit = rx
                 .packets()
                 .find(|p| p.len() >= 40 && p[0] >> 4 == 4 && p[9] == 6 && want(p));
@@ -181,8 +181,14 @@ fn tun_offload_cuts_reads_and_coalesces_writes() {
 fn offload_round(offload: bool) -> (usize, u64) {
     use std::io::Write;
     let (me, far) = ([10, 214, 0, 1], [10, 214, 0, 2]);
-    let tun = SysTun::create("tncoff0", "10.214.0.1/24".parse().unwrap(), 1400, offload)
-        .expect("create TUN");
+    let tun = SysTun::create(
+        "tncoff0",
+        "10.214.0.1/24".parse().unwrap(),
+        1400,
+        offload,
+        1,
+    )
+    .expect("create TUN");
     assert_eq!(
         tun.offload(),
         offload,
@@ -225,6 +231,101 @@ fn offload_round(offload: bool) -> (usize, u64) {
     drop(tun);
     let _ = client.join();
     (reads, sent.calls)
+}
+
+/// A two-queue TUN (`IFF_MULTI_QUEUE`): each TCP connection is read on the queue its packets
+/// were written to (the connection's hash, `local_shard`), since the kernel's automatic
+/// steering sends a flow where its last write came from. (The handshake's ACK, sent while the
+/// kernel still processes the written SYN-ACK, goes before the steering learns: the test
+/// reads the client's data, sent later.) Connections are opened until both queues had one
+/// (at most 32). Writing everything on the first queue fails it: connections hashed to the
+/// second are then read on the first.
+#[test]
+fn multi_queue_tun_reads_each_connection_on_its_writes_queue() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED multi_queue_tun_reads_each_connection_on_its_writes_queue: {why}");
+        return;
+    }
+    let ns = Netns::new("mq");
+    let ns_ref = &ns;
+    thread::scope(|s| {
+        s.spawn(move || {
+            ns_ref.enter();
+            let tun = SysTun::create("tncmq0", "10.216.0.1/24".parse().unwrap(), 1400, false, 2)
+                .expect("create a two-queue TUN");
+            assert_eq!(tun.queues(), 2);
+            let mut hits = [0usize; 2];
+            let mut clients = Vec::new();
+            while hits.contains(&0) && clients.len() < 32 {
+                clients.push(thread::spawn(|| {
+                    use std::io::Write;
+                    let c = std::net::TcpStream::connect_timeout(
+                        &"10.216.0.2:5001".parse().unwrap(),
+                        Duration::from_secs(5),
+                    );
+                    thread::sleep(Duration::from_millis(50));
+                    if let Ok(mut c) = c {
+                        let _ = c.write_all(b"data after the handshake");
+                        thread::sleep(Duration::from_millis(300));
+                    }
+                }));
+                let (q, read) = handshake_on_queues(&tun);
+                assert_eq!(
+                    read, q,
+                    "the connection's data is read on the SYN-ACK's queue"
+                );
+                hits[q] += 1;
+            }
+            assert!(!hits.contains(&0), "connections per queue: {hits:?}");
+            drop(tun);
+            for c in clients {
+                let _ = c.join();
+            }
+        })
+        .join()
+        .unwrap();
+    });
+}
+
+/// Answers the next new connection's SYN read from `tun` with a SYN-ACK; returns the queue the
+/// SYN-ACK was written to and the queue the connection's first data segment was read from.
+fn handshake_on_queues(tun: &SysTun) -> (usize, usize) {
+    let (me, far) = ([10, 216, 0, 1], [10, 216, 0, 2]);
+    let is_syn = |p: &[u8]| p[33] & 0x12 == 0x02;
+    let (_, syn) = read_on_queues(tun, |p| is_syn(p));
+    let sport = u16::from_be_bytes([syn[20], syn[21]]);
+    let isn = u32::from_be_bytes([syn[24], syn[25], syn[26], syn[27]]);
+    let syn_ack = common::tcp_segment(far, me, (5001, sport), (7000, isn + 1), 0x12, &[], &[]);
+    let queue = tcpnc_proto::shard::local_shard(&syn_ack, tun.queues());
+    let mut tx = TunTx::default();
+    tx.push(&syn_ack);
+    let sent = tun.send_batch(&mut tx);
+    assert_eq!(sent.written, 1, "{:?}", sent.error);
+    let (read, _) = read_on_queues(tun, |p| p.len() > 40 && p[20..22] == sport.to_be_bytes());
+    (queue, read)
+}
+
+/// Polls every queue of `tun` in turn until a TCP packet matching `want` is read; returns its
+/// queue and the packet.
+fn read_on_queues(tun: &SysTun, want: impl Fn(&[u8]) -> bool) -> (usize, Vec<u8>) {
+    let mut rx = tun.rx_slots();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        for q in 0..tun.queues() {
+            if let TunRead::Packets = tun
+                .recv_batch(q, &mut rx, Duration::from_millis(10))
+                .unwrap()
+            {
+                let hit = rx
+                    .packets()
+                    .find(|p| p.len() >= 40 && p[0] >> 4 == 4 && p[9] == 6 && want(p));
+                if let Some(p) = hit {
+                    return (q, p.to_vec());
+                }
+            }
+        }
+    }
+    panic!("no matching TCP packet read from the TUN's queues");
 }
 
 #[test]

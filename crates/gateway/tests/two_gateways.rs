@@ -7,11 +7,12 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use tcpnc_gateway::config::Config;
-use tcpnc_gateway::io::{FakeNet, FakeTunHandle, FakeUdp, Udp, fake_tun};
+use tcpnc_gateway::io::{FakeNet, FakeTunHandle, FakeUdp, Udp, fake_tun_queues};
 use tcpnc_gateway::peer_engine::{PeerEngine, pass_through};
 use tcpnc_gateway::stats::{Snapshot, read_snapshot};
 use tcpnc_gateway::{Gateway, GatewayHandle, GatewayOptions};
 use tcpnc_proto::seam::{keepalive_frame, parse_keepalive};
+use tcpnc_proto::shard::local_shard;
 use tcpnc_relay::{Relay, RelayOptions};
 use tcpnc_tunnel::integrity;
 use tcpnc_wire::KeepaliveRepr;
@@ -54,18 +55,19 @@ fn start(
     engines: Engines,
     stats: Option<std::path::PathBuf>,
 ) -> (GatewayHandle, FakeTunHandle) {
-    start_sharded(cfg, udp, engines, stats, 1)
+    start_sharded(cfg, udp, engines, stats, (1, 1))
 }
 
-/// [`start`] with `shards` engine workers (1 = engines on the owner thread).
+/// [`start`] with `shards` engine workers (1 = engines on the owner thread) and a TUN with
+/// `queues` receive queues.
 fn start_sharded(
     cfg: &Config,
     udp: FakeUdp,
     engines: Engines,
     stats: Option<std::path::PathBuf>,
-    shards: usize,
+    (shards, queues): (usize, usize),
 ) -> (GatewayHandle, FakeTunHandle) {
-    let (tun, handle) = fake_tun();
+    let (tun, handle) = fake_tun_queues(queues);
     let opts = GatewayOptions {
         interface: cfg.interface.name.clone(),
         mode: cfg.coding.mode,
@@ -100,7 +102,7 @@ fn addr(port: u16) -> SocketAddr {
 
 #[test]
 fn many_flows_and_non_tcp_cross_both_ways() {
-    many_flows_cross(1);
+    many_flows_cross(1, 1);
 }
 
 /// The same through gateways whose engines are sharded over three workers: every packet
@@ -108,7 +110,15 @@ fn many_flows_and_non_tcp_cross_both_ways() {
 /// some of the 64 flows.
 #[test]
 fn many_flows_cross_gateways_with_three_workers() {
-    many_flows_cross(3);
+    many_flows_cross(3, 1);
+}
+
+/// The same with a two-queue TUN read by two reader threads (each packet on its connection's
+/// queue, as the kernel steers them) and two workers: every packet arrives, each flow's in
+/// order, and the snapshot counts each queue's packets, both used.
+#[test]
+fn many_flows_cross_a_two_queue_tun() {
+    many_flows_cross(2, 2);
 }
 
 /// 64 TCP flows x 4 segments, one ICMP echo, one UDP datagram to a routed subnet.
@@ -134,7 +144,7 @@ fn of_flow(ps: &[Vec<u8>], port: u16) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn many_flows_cross(shards: usize) {
+fn many_flows_cross(shards: usize, queues: usize) {
     let net = FakeNet::new();
     let (ua, ub) = (
         net.bind(addr(1), 8192).unwrap(),
@@ -147,14 +157,20 @@ fn many_flows_cross(shards: usize) {
         r#""10.77.0.2/32", "10.88.0.0/16""#,
     );
     let cb = config("10.77.0.2/24", addr(2), addr(1), r#""10.77.0.1/32""#);
-    let dir = std::env::temp_dir().join(format!("tcpnc-gw-test-{}-{shards}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "tcpnc-gw-test-{}-{shards}-{queues}",
+        std::process::id()
+    ));
     let stats_a = dir.join("a.json");
-    let (ga, ha) = start_sharded(&ca, ua, pass_throughs, Some(stats_a.clone()), shards);
-    let (gb, hb) = start_sharded(&cb, ub, pass_throughs, None, shards);
+    let sizes = (shards, queues);
+    let (ga, ha) = start_sharded(&ca, ua, pass_throughs, Some(stats_a.clone()), sizes);
+    let (gb, hb) = start_sharded(&cb, ub, pass_throughs, None, sizes);
 
     let sent = flows_and_non_tcp();
     for p in &sent {
-        ha.inject.send(p.clone()).unwrap();
+        ha.inject_queue[local_shard(p, queues)]
+            .send(p.clone())
+            .unwrap();
     }
     // No peer for this destination: counted and dropped.
     ha.inject
@@ -197,20 +213,28 @@ fn many_flows_cross(shards: usize) {
     let flows = sa.peers[0].engine["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 64 + 2, "64 TCP flows + ICMP + UDP");
     assert!(sa.stopped);
-    assert_eq!(sa.workers, shards);
-    if shards > 1 {
-        assert_eq!(sa.worker_items.len(), shards);
-        assert!(
-            sa.worker_items.iter().all(|&n| n > 0),
-            "{:?}",
-            sa.worker_items
-        );
-    }
+    assert_spread(&sa, shards, queues);
 
     let on_disk = read_snapshot(&stats_a).unwrap();
     assert!(on_disk.stopped);
     assert_eq!(on_disk.gateway.tun_rx_packets, sa.gateway.tun_rx_packets);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The snapshot names `shards` workers and `queues` TUN queues, and with more than one each
+/// worker and each queue had some of the work.
+fn assert_spread(s: &Snapshot, shards: usize, queues: usize) {
+    assert_eq!(s.workers, shards);
+    assert_eq!(s.tun_queues, queues);
+    if queues > 1 {
+        let q = &s.tun_queue_packets;
+        assert!(q.len() == queues && q.iter().all(|&n| n > 0), "{q:?}");
+        assert_eq!(q.iter().sum::<u64>(), s.gateway.tun_rx_packets);
+    }
+    if shards > 1 {
+        let w = &s.worker_items;
+        assert!(w.len() == shards && w.iter().all(|&n| n > 0), "{w:?}");
+    }
 }
 
 #[test]

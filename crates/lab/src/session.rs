@@ -79,6 +79,8 @@ pub struct Lab {
     pub udp_gro: Option<bool>,
     /// The gateways' `workers` (default 1, docs/gateway.md "Engine workers"; `None`: theirs).
     pub workers: Option<usize>,
+    /// The gateways' `tun_queues` (their default when `None`).
+    pub tun_queues: Option<usize>,
     /// The gateways' `cipher` with keys (their default, `auto`, when `None`).
     pub cipher: Option<CipherSetting>,
     dir: ScratchDir,
@@ -102,6 +104,7 @@ impl Lab {
             udp_gso: None,
             udp_gro: None,
             workers: Some(1),
+            tun_queues: None,
             cipher: None,
             dir,
             runs: AtomicU32::new(0),
@@ -270,6 +273,7 @@ impl<'a> Session<'a> {
             config.interface.udp_gso = lab.udp_gso;
             config.interface.udp_gro = lab.udp_gro;
             config.interface.workers = lab.workers;
+            config.interface.tun_queues = lab.tun_queues;
             if let Some((files, publics)) = &keys {
                 config.interface.insecure = None;
                 config.interface.private_key_file = Some(files[i].display().to_string());

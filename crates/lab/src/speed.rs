@@ -171,6 +171,8 @@ pub struct SpeedResult {
     pub udp_gro: bool,
     /// The engine workers each gateway ran (`workers`; the client's, the server's).
     pub workers: [usize; 2],
+    /// The TUN queues each gateway ran (`tun_queues`; the client's, the server's).
+    pub tun_queues: [usize; 2],
     /// The cipher of the client gateway's tunnel sessions (`chacha20-poly1305`,
     /// `aes-256-gcm`, `mixed`; `null` without keys): `--cipher` as the gateways resolved it.
     pub cipher: Option<&'static str>,
@@ -208,6 +210,7 @@ impl SpeedResult {
             udp_gso: true,
             udp_gro: true,
             workers: [1, 1],
+            tun_queues: [1, 1],
             cipher: None,
             policies: None,
             gateways: Value::Null,
@@ -298,6 +301,7 @@ fn run_case(
         udp_gso: g.client.udp_gso && g.server.udp_gso,
         udp_gro: g.client.udp_gro && g.server.udp_gro,
         workers: [g.client.workers, g.server.workers],
+        tun_queues: [g.client.tun_queues, g.server.tun_queues],
         cipher: session_cipher(&g.client.tunnel),
         policies: (case.mode == PathMode::Nc).then(|| Policies::product().with(&case.coding())),
         gateways: serde_json::to_value(&g).unwrap_or(Value::Null),
@@ -534,6 +538,8 @@ mod tests {
             udp_gro: false,
             workers: 1,
             worker_items: Vec::new(),
+            tun_queues: 1,
+            tun_queue_packets: Vec::new(),
             tunnel: Value::Null,
         }
     }

@@ -13,8 +13,11 @@
 //!
 //! Anything else (KEEPALIVE, non-TCP packets, unparsable bytes) goes to shard 0: the engine
 //! keeps no per-connection state for it, and a malformed frame is counted by whichever engine
-//! sees it. The hash is FNV-1a over the key's bytes: stable across runs and machines, no
-//! randomness (sans-IO).
+//! sees it. The hash is FNV-1a over the key's bytes, finished with MurmurHash3's `fmix64`
+//! before the modulo: stable across runs and machines, no randomness (sans-IO). The finisher
+//! matters: FNV-1a's lowest bit is the parity of the key bytes' lowest bits, and Linux gives
+//! `connect(2)` even ephemeral ports (`__inet_hash_connect`), so with two shards (or two TUN
+//! queues) every connection between two hosts within 256 consecutive ports took one shard.
 
 use std::net::IpAddr;
 
@@ -63,9 +66,19 @@ pub fn packet_conn(ip_packet: &[u8]) -> Option<ConnKey> {
 
 fn pick(conn: Option<ConnKey>, shards: usize) -> usize {
     match conn {
-        Some(c) => (conn_hash(&c) % shards as u64) as usize,
+        Some(c) => (fmix64(conn_hash(&c)) % shards as u64) as usize,
         None => 0,
     }
+}
+
+/// MurmurHash3's 64-bit finaliser (Appleby, `MurmurHash3.cpp`): every output bit depends on
+/// every input bit.
+fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^ (k >> 33)
 }
 
 /// FNV-1a (64 bit) over both endpoints' address and port bytes.
@@ -142,6 +155,24 @@ mod tests {
             seen[s] += 1;
         }
         assert!(seen.iter().all(|&n| n > 20), "{seen:?}");
+    }
+
+    /// Connections from one host to one service on the even ports Linux gives `connect(2)`,
+    /// within one high byte, spread over two and three shards (plain FNV-1a modulo 2 put all
+    /// 128 of ports 32768..33024 on one shard).
+    #[test]
+    fn even_ephemeral_ports_spread_over_shards() {
+        for shards in [2usize, 3] {
+            let mut seen = vec![0usize; shards];
+            for port in (32768..33024u16).step_by(2) {
+                seen[local_shard(&segment(&flow(A, port, B, 5001), b""), shards)] += 1;
+            }
+            let least = 128 / shards / 2;
+            assert!(
+                seen.iter().all(|&n| n >= least),
+                "{shards} shards: {seen:?}"
+            );
+        }
     }
 
     /// The DATA vectors of docs/wire.md land on the shard of their connection's TCP packets.

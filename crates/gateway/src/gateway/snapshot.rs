@@ -53,6 +53,12 @@ impl<T: Tun, U: Udp> Gateway<T, U> {
             udp_gro: self.udp.gro(),
             workers: self.engines.shards(),
             worker_items: self.engines.fed(),
+            tun_queues: self.tun.queues(),
+            tun_queue_packets: if self.tun_queue_packets.len() > 1 {
+                self.tun_queue_packets.clone()
+            } else {
+                Vec::new()
+            },
             tunnel: tcpnc_io::counters_json::pairs_json(&self.envelope.counters()).into(),
         }
     }
