@@ -1,6 +1,7 @@
 //! Engine workers in a real lab (`interface.workers`, docs/gateway.md "Engine workers"): two
-//! nc gateways with two workers each carry four TCP flows at full speed (`tcpnc lab speed`,
-//! gateways joined directly) intact, with no gateway drops, and say they ran sharded.
+//! nc gateways with two workers and a two-queue TUN each (`interface.tun_queues`, "Multi-queue
+//! TUN") carry four TCP flows at full speed (`tcpnc lab speed`, gateways joined directly)
+//! intact, with no gateway drops, and say they ran sharded and read both queues' readers.
 //!
 //! If a connection's frames went to different shards (say, NC-ACKs hashed apart from their
 //! DATA), its sender would never hear its ACKs and the transfer would stall: the run fails.
@@ -20,6 +21,8 @@ fn four_flows_through_sharded_gateways_arrive_intact() {
         "lab",
         "--workers",
         "2",
+        "--tun-queues",
+        "2",
         "speed",
         "--no-off",
         "--flows",
@@ -36,6 +39,7 @@ fn four_flows_through_sharded_gateways_arrive_intact() {
     let r = &results[0];
     assert_eq!(r["integrity_ok"], true, "{r}");
     assert_eq!(r["workers"], serde_json::json!([2, 2]), "{r}");
+    assert_eq!(r["tun_queues"], serde_json::json!([2, 2]), "{r}");
     for (k, drops) in r["drops"].as_object().expect("drops") {
         assert_eq!(drops, 0, "gateway drop `{k}`: {}", r["drops"]);
     }
@@ -48,6 +52,14 @@ fn four_flows_through_sharded_gateways_arrive_intact() {
             total > 10_000,
             "{side}: packets and frames handed to workers: {items:?}"
         );
+        // Four connections over two queues may all hash to one (1 in 8): the count per
+        // queue is there, and the client's queues read every packet its TUN gave.
+        let queues = g["tun_queue_packets"]
+            .as_array()
+            .expect("tun_queue_packets");
+        assert_eq!(queues.len(), 2, "{side}: {g}");
+        let read: u64 = queues.iter().filter_map(|n| n.as_u64()).sum();
+        assert_eq!(read, g["gateway"]["tun_rx_packets"].as_u64().unwrap_or(0));
     }
     // The data was coded: the client gateway's engines sent DATA frames.
     let data_sent = r["gateways"]["client"]["peers"][0]["engine"]["totals"]["data_sent"]

@@ -233,7 +233,7 @@ fn offload_round(offload: bool) -> (usize, u64) {
     (reads, sent.calls)
 }
 
-/// A two-queue TUN (`IFF_MULTI_QUEUE`): each TCP connection is read on the queue its packets
+/// A two-queue TUN (`IFF_MULTI_QUEUE`), plain and with offloads: each TCP connection is read on the queue its packets
 /// were written to (the connection's hash, `local_shard`), since the kernel's automatic
 /// steering sends a flow where its last write came from. (The handshake's ACK, sent while the
 /// kernel still processes the written SYN-ACK, goes before the steering learns: the test
@@ -251,40 +251,49 @@ fn multi_queue_tun_reads_each_connection_on_its_writes_queue() {
     thread::scope(|s| {
         s.spawn(move || {
             ns_ref.enter();
-            let tun = SysTun::create("tncmq0", "10.216.0.1/24".parse().unwrap(), 1400, false, 2)
-                .expect("create a two-queue TUN");
-            assert_eq!(tun.queues(), 2);
-            let mut hits = [0usize; 2];
-            let mut clients = Vec::new();
-            while hits.contains(&0) && clients.len() < 32 {
-                clients.push(thread::spawn(|| {
-                    use std::io::Write;
-                    let c = std::net::TcpStream::connect_timeout(
-                        &"10.216.0.2:5001".parse().unwrap(),
-                        Duration::from_secs(5),
-                    );
-                    thread::sleep(Duration::from_millis(50));
-                    if let Ok(mut c) = c {
-                        let _ = c.write_all(b"data after the handshake");
-                        thread::sleep(Duration::from_millis(300));
-                    }
-                }));
-                let (q, read) = handshake_on_queues(&tun);
-                assert_eq!(
-                    read, q,
-                    "the connection's data is read on the SYN-ACK's queue"
-                );
-                hits[q] += 1;
-            }
-            assert!(!hits.contains(&0), "connections per queue: {hits:?}");
-            drop(tun);
-            for c in clients {
-                let _ = c.join();
+            for offload in [false, true] {
+                let hits = multi_queue_round(offload);
+                assert!(!hits.contains(&0), "offload {offload}: per queue {hits:?}");
             }
         })
         .join()
         .unwrap();
     });
+}
+
+/// One round of [`multi_queue_tun_reads_each_connection_on_its_writes_queue`] on a plain or
+/// an offloading TUN: connections per queue.
+fn multi_queue_round(offload: bool) -> [usize; 2] {
+    let tun = SysTun::create("tncmq0", "10.216.0.1/24".parse().unwrap(), 1400, offload, 2)
+        .expect("create a two-queue TUN");
+    assert_eq!((tun.queues(), tun.offload()), (2, offload));
+    let mut hits = [0usize; 2];
+    let mut clients = Vec::new();
+    while hits.contains(&0) && clients.len() < 32 {
+        clients.push(thread::spawn(|| {
+            use std::io::Write;
+            let c = std::net::TcpStream::connect_timeout(
+                &"10.216.0.2:5001".parse().unwrap(),
+                Duration::from_secs(5),
+            );
+            thread::sleep(Duration::from_millis(50));
+            if let Ok(mut c) = c {
+                let _ = c.write_all(b"data after the handshake");
+                thread::sleep(Duration::from_millis(300));
+            }
+        }));
+        let (q, read) = handshake_on_queues(&tun);
+        assert_eq!(
+            read, q,
+            "the connection's data is read on the SYN-ACK's queue"
+        );
+        hits[q] += 1;
+    }
+    drop(tun);
+    for c in clients {
+        let _ = c.join();
+    }
+    hits
 }
 
 /// Answers the next new connection's SYN read from `tun` with a SYN-ACK; returns the queue the
