@@ -11,6 +11,7 @@ use super::{AckStamp, SenderHalf};
 use crate::config::{BurstSignal, CongestionRule};
 use crate::context::Context;
 use crate::event::Event;
+use crate::flight_cap::{FLIGHT_CAP_GAIN, FLIGHT_CAP_GAIN_REORDERING};
 use crate::output::Queued;
 use crate::repair::{
     MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY, SIGNAL_QUEUE_SHARE, congestion_threshold,
@@ -337,10 +338,14 @@ impl SenderHalf {
             return None;
         }
         let delivery = 1.0 - self.loss.random_loss_rate();
+        let gain = match self.unordering {
+            0 => FLIGHT_CAP_GAIN,
+            _ => FLIGHT_CAP_GAIN_REORDERING,
+        };
         let cap = cx
             .path
             .flight_cap
-            .cap_segments(self.repair.rtt_floor()?, delivery)?;
+            .cap_segments_at(self.repair.rtt_floor()?, delivery, gain)?;
         Some(match cx.config.policies.flight_share.is_on() {
             true => cx.path.flight_share.cap_for(cap, self.reported_flight),
             false => cap,
