@@ -218,8 +218,8 @@ impl FlightCap {
         let slots = rate / delivery.clamp(MIN_DELIVERY, 1.0);
         // `gain` floors of datagrams, or the floor and [`FLIGHT_CAP_MIN_QUEUE`].
         let floor = floor.as_secs_f64();
-        let datagrams = (gain * slots * floor)
-            .max(slots * (floor + FLIGHT_CAP_MIN_QUEUE.as_secs_f64()));
+        let datagrams =
+            (gain * slots * floor).max(slots * (floor + FLIGHT_CAP_MIN_QUEUE.as_secs_f64()));
         let cap = (datagrams / per_segment).ceil();
         Some((cap as u64).max(FLIGHT_CAP_MIN_SEGMENTS))
     }
