@@ -36,11 +36,19 @@ pub fn default_workers() -> usize {
 
 /// `interface.workers`: [`default_workers`] when absent, else 1..=[`MAX_WORKERS`].
 fn validate_workers(workers: Option<usize>) -> Result<usize, ConfigError> {
-    let n = workers.unwrap_or_else(default_workers);
-    if !(1..=MAX_WORKERS).contains(&n) {
+    count_within(
+        "interface.workers",
+        workers.unwrap_or_else(default_workers),
+        MAX_WORKERS,
+    )
+}
+
+/// `n` when in 1..=`max`, else the error naming `key`.
+fn count_within(key: &str, n: usize, max: usize) -> Result<usize, ConfigError> {
+    if !(1..=max).contains(&n) {
         return Err(ConfigError::invalid(
-            "interface.workers",
-            format!("{n} is outside 1..={MAX_WORKERS}"),
+            key,
+            format!("{n} is outside 1..={max}"),
         ));
     }
     Ok(n)
@@ -56,13 +64,7 @@ pub const DEFAULT_TUN_QUEUES: usize = 1;
 /// `interface.tun_queues`: [`DEFAULT_TUN_QUEUES`] when absent, else 1..=[`MAX_TUN_QUEUES`].
 fn validate_tun_queues(queues: Option<usize>) -> Result<usize, ConfigError> {
     let n = queues.unwrap_or(DEFAULT_TUN_QUEUES);
-    if !(1..=MAX_TUN_QUEUES).contains(&n) {
-        return Err(ConfigError::invalid(
-            "interface.tun_queues",
-            format!("{n} is outside 1..={MAX_TUN_QUEUES}"),
-        ));
-    }
-    Ok(n)
+    count_within("interface.tun_queues", n, MAX_TUN_QUEUES)
 }
 
 /// A configuration error: which key, and why.

@@ -115,40 +115,48 @@ fn nc_survives_burst_loss_and_reverse_loss() {
 /// cap ratcheted down); now each keeps over 10 (docs/engine.md, "Flight cap").
 #[test]
 fn reordering_jitter_does_not_hold_the_flow_down() {
-    use tcpnc_proto::settings::{PathMode, PathOverrides, PolicyOverrides, Profile};
-    use tcpnc_sim::run_spec::RunSpec;
     for seed in 1..=6 {
-        let spec = RunSpec {
-            mode: PathMode::Nc,
-            profile: Profile::Default,
-            cc: CongestionControl::Reno,
-            path: PathOverrides {
-                rate_mbit: Some(20.0),
-                delay_ms: Some(20.0),
-                loss: Some(0.05),
-                jitter_ms: Some(20.0),
-                reorder: Some(true),
-                queue_packets: Some(67),
-                ..PathOverrides::default()
-            },
-            bytes: 8_000_000,
-            seed,
-            mtu: 1500,
-            buffer_kib: 1024,
-            send_buffer_kib: None,
-            ack_delay_ms: 10,
-            max_sim_s: 600.0,
-            policies: PolicyOverrides::default(),
-        };
-        let r = spec.run().unwrap();
-        assert_eq!(r.outcome, SimOutcome::Completed);
-        assert!(r.integrity_ok);
+        let r = reordering_run(0.05, 20.0, 8_000_000, seed);
         assert!(
             r.goodput_mbit > 10.0,
             "seed {seed}: {} Mbit/s",
             r.goodput_mbit
         );
     }
+}
+
+/// The product's policies over smoltcp Reno on 20 Mbit/s, 20 ms each way, a one-BDP queue (67
+/// packets), `loss` and `jitter_ms` of jitter that reorders: `bytes` with path seed `seed`,
+/// checked complete and intact.
+fn reordering_run(loss: f64, jitter_ms: f64, bytes: u64, seed: u64) -> SimReport {
+    use tcpnc_proto::settings::{PathMode, PathOverrides, PolicyOverrides, Profile};
+    use tcpnc_sim::run_spec::RunSpec;
+    let spec = RunSpec {
+        mode: PathMode::Nc,
+        profile: Profile::Default,
+        cc: CongestionControl::Reno,
+        path: PathOverrides {
+            rate_mbit: Some(20.0),
+            delay_ms: Some(20.0),
+            loss: Some(loss),
+            jitter_ms: Some(jitter_ms),
+            reorder: Some(true),
+            queue_packets: Some(67),
+            ..PathOverrides::default()
+        },
+        bytes,
+        seed,
+        mtu: 1500,
+        buffer_kib: 1024,
+        send_buffer_kib: None,
+        ack_delay_ms: 10,
+        max_sim_s: 600.0,
+        policies: PolicyOverrides::default(),
+    };
+    let r = spec.run().unwrap();
+    assert_eq!(r.outcome, SimOutcome::Completed, "seed {seed}");
+    assert!(r.integrity_ok, "seed {seed}");
+    r
 }
 
 /// Issue 10 (stop 42): 5 ms of jitter that reorders, 2 % loss, the product's policies,
@@ -160,34 +168,8 @@ fn reordering_jitter_does_not_hold_the_flow_down() {
 /// (`FLIGHT_CAP_GAIN_REORDERING`; docs/engine.md, "Flight cap").
 #[test]
 fn mild_reordering_leaves_the_queue_room_for_bunched_segments() {
-    use tcpnc_proto::settings::{PathMode, PathOverrides, PolicyOverrides, Profile};
-    use tcpnc_sim::run_spec::RunSpec;
     for seed in 1..=3 {
-        let spec = RunSpec {
-            mode: PathMode::Nc,
-            profile: Profile::Default,
-            cc: CongestionControl::Reno,
-            path: PathOverrides {
-                rate_mbit: Some(20.0),
-                delay_ms: Some(20.0),
-                loss: Some(0.02),
-                jitter_ms: Some(5.0),
-                reorder: Some(true),
-                queue_packets: Some(67),
-                ..PathOverrides::default()
-            },
-            bytes: 20_000_000,
-            seed,
-            mtu: 1500,
-            buffer_kib: 1024,
-            send_buffer_kib: None,
-            ack_delay_ms: 10,
-            max_sim_s: 600.0,
-            policies: PolicyOverrides::default(),
-        };
-        let r = spec.run().unwrap();
-        assert_eq!(r.outcome, SimOutcome::Completed);
-        assert!(r.integrity_ok);
+        let r = reordering_run(0.02, 5.0, 20_000_000, seed);
         assert!(
             r.goodput_mbit > 15.5 && r.tcp.retransmissions <= 5,
             "seed {seed}: {} Mbit/s, {} TCP retransmissions",
