@@ -409,13 +409,17 @@ mod tests {
         assert!(text.contains("no peer 3"), "{text}");
         assert!(text.contains("peer b at 127.0.0.1:2"), "{text}");
         assert!(!text.contains("engine workers"), "{text}");
+        assert!(!text.contains("tun queues"), "{text}");
         let sharded = Snapshot {
             workers: 2,
             worker_items: vec![10, 7],
+            tun_queues: 2,
+            tun_queue_packets: vec![5, 9],
             ..back
         };
         let text = render(&sharded);
         assert!(text.contains("engine workers 2: items 10 / 7"), "{text}");
+        assert!(text.contains("tun queues 2: packets read 5 / 9"), "{text}");
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(read_snapshot(&path).is_err());
     }
