@@ -67,8 +67,9 @@ pub const FLIGHT_CAP_GAIN: f64 = 1.75;
 /// the datagrams, so the NC-ACKs and the local TCP's answers to them, in bunches, and a bunch
 /// of segments needs room in the queue that a smooth flow does not. On the simulator's
 /// reordering paths (2–5 % loss, 5–20 ms of jitter, and 0 % at 10 ms) 1.5 cut the queue drops
-/// by half to nine tenths and was best or within a few per cent of best among 1.25, 1.4, 1.5
-/// and 1.6 on each (docs/engine.md, "Flight cap": "Reordering, stop 42").
+/// by 42–94 % and was best or within 1.2 % of best among 1.25, 1.4, 1.5 and 1.6 on each
+/// (docs/engine.md, "Flight cap": "Reordering, stop 42"). On the lab's kernel CUBIC it costs
+/// up to 3 % at 10–20 ms of jitter and gains 1–2 % at 0–5 ms (docs/lab.md, "Reordering, stop 42").
 pub const FLIGHT_CAP_GAIN_REORDERING: f64 = 1.5;
 
 /// Rounds the arrival rate's maximum spans (BBR's bandwidth filter: ten round trips).
