@@ -44,7 +44,7 @@ pub trait Tun: Send + Sync + 'static {
     /// [`Tun::recv`].
     fn recv_batch(&self, queue: usize, rx: &mut TunRx, timeout: Duration) -> io::Result<TunRead> {
         let _ = queue;
-        recv_one(self, rx, timeout)
+        recv_one(rx, |buf| self.recv(buf, timeout))
     }
 
     /// Writes every packet of `tx`. The default makes one [`Tun::send`] per packet.
@@ -58,14 +58,14 @@ pub trait Tun: Send + Sync + 'static {
     }
 }
 
-/// One packet read with [`Tun::recv`] into slot 0 of `rx` (the one-packet batch).
-pub fn recv_one<T: Tun + ?Sized>(
-    tun: &T,
+/// One packet read by `read` (a [`Tun::recv`] with its timeout) into slot 0 of `rx` (the
+/// one-packet batch).
+pub fn recv_one(
     rx: &mut TunRx,
-    timeout: Duration,
+    read: impl FnOnce(&mut [u8]) -> io::Result<Option<usize>>,
 ) -> io::Result<TunRead> {
     rx.len = 0;
-    Ok(match tun.recv(rx.first_slot(), timeout)? {
+    Ok(match read(rx.first_slot())? {
         Some(n) => {
             rx.set_one(n);
             TunRead::Packets

@@ -209,6 +209,15 @@ pub fn read_snapshot(path: &Path) -> Result<Snapshot, GatewayError> {
     serde_json::from_str(&text).map_err(|e| err(std::io::Error::other(e)))
 }
 
+/// `  {what} {n}: {counted} a / b / …` when there are more than one of them (workers, TUN
+/// queues): how evenly the work spread.
+fn spread_line(o: &mut String, what: &str, n: usize, counted: &str, counts: &[u64]) {
+    if n > 1 {
+        let counts: Vec<String> = counts.iter().map(u64::to_string).collect();
+        let _ = writeln!(o, "  {what} {n}: {counted} {}", counts.join(" / "));
+    }
+}
+
 /// Renders a snapshot for a terminal.
 pub fn render(s: &Snapshot) -> String {
     let mut o = String::new();
@@ -224,24 +233,20 @@ pub fn render(s: &Snapshot) -> String {
         "  tun  rx {} pkts / {} B   tx {} pkts / {} B",
         g.tun_rx_packets, g.tun_rx_bytes, g.tun_tx_packets, g.tun_tx_bytes
     );
-    if s.workers > 1 {
-        let items: Vec<String> = s.worker_items.iter().map(u64::to_string).collect();
-        let _ = writeln!(
-            o,
-            "  engine workers {}: items {}",
-            s.workers,
-            items.join(" / ")
-        );
-    }
-    if s.tun_queues > 1 {
-        let packets: Vec<String> = s.tun_queue_packets.iter().map(u64::to_string).collect();
-        let _ = writeln!(
-            o,
-            "  tun queues {}: packets read {}",
-            s.tun_queues,
-            packets.join(" / ")
-        );
-    }
+    spread_line(
+        &mut o,
+        "engine workers",
+        s.workers,
+        "items",
+        &s.worker_items,
+    );
+    spread_line(
+        &mut o,
+        "tun queues",
+        s.tun_queues,
+        "packets read",
+        &s.tun_queue_packets,
+    );
     let _ = writeln!(
         o,
         "  udp  rx {} dgrams / {} B   tx {} dgrams / {} B   keepalives rx {} tx {}",

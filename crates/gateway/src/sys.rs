@@ -14,7 +14,7 @@ use tcpnc_proto::shard::local_shard;
 
 use crate::cidr::Cidr;
 use crate::error::GatewayError;
-use crate::io::{Tun, send_each};
+use crate::io::{Tun, recv_one, send_each};
 use crate::tun_batch::{TUN_HEADROOM, TunRead, TunRx, TunSent, TunTx};
 use crate::tun_gro::TunGro;
 
@@ -194,16 +194,10 @@ impl Tun for SysTun {
     /// 64 KiB, cut into IP packets (checksums completed). Errors of the cutting (not of the
     /// read) are [`TunRead::Malformed`].
     fn recv_batch(&self, queue: usize, rx: &mut TunRx, timeout: Duration) -> io::Result<TunRead> {
-        rx.len = 0;
         if self.gro.is_none() {
-            return Ok(match self.recv_on(queue, rx.first_slot(), timeout)? {
-                Some(n) => {
-                    rx.set_one(n);
-                    TunRead::Packets
-                }
-                None => TunRead::Timeout,
-            });
+            return recv_one(rx, |buf| self.recv_on(queue, buf, timeout));
         }
+        rx.len = 0;
         let dev = &self.queues[queue];
         if !wait_readable(dev.as_raw_fd(), timeout)? {
             return Ok(TunRead::Timeout);

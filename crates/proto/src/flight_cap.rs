@@ -200,13 +200,9 @@ impl FlightCap {
     /// rate says nothing of the path's.
     /// `delivery` is the share of datagrams the path's random loss lets through (1 − the
     /// random loss floor): arrivals over it are the link slots the flow used.
-    pub fn cap_segments(&self, floor: Duration, delivery: f64) -> Option<u64> {
-        self.cap_segments_at(floor, delivery, FLIGHT_CAP_GAIN)
-    }
-
-    /// [`FlightCap::cap_segments`] with `gain` floors of datagrams instead of
-    /// [`FLIGHT_CAP_GAIN`] ([`FLIGHT_CAP_GAIN_REORDERING`] on a reordering path).
-    pub fn cap_segments_at(&self, floor: Duration, delivery: f64, gain: f64) -> Option<u64> {
+    /// `gain` is the floors of datagrams allowed: [`FLIGHT_CAP_GAIN`], or
+    /// [`FLIGHT_CAP_GAIN_REORDERING`] on a reordering path.
+    pub fn cap_segments(&self, floor: Duration, delivery: f64, gain: f64) -> Option<u64> {
         let rounds = &self.rounds[..self.kept];
         let rate = rounds.iter().filter_map(|r| r.busy_rate).reduce(f64::max)?;
         let combinations: u64 = rounds.iter().map(|r| r.sent.combinations).sum();
@@ -267,15 +263,15 @@ mod tests {
     #[test]
     fn no_cap_without_a_queue() {
         let mut cap = started();
-        assert_eq!(cap.cap_segments(ms(40), 1.0), None);
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), None);
         let t = rounds(&mut cap, 0, 5, 100, (115, 100), false);
         assert_eq!(
-            cap.cap_segments(ms(40), 1.0),
+            cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN),
             None,
             "an application-limited flow"
         );
         rounds(&mut cap, t, 1, 100, (115, 100), true);
-        assert!(cap.cap_segments(ms(40), 1.0).is_some());
+        assert!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN).is_some());
     }
 
     #[test]
@@ -284,7 +280,7 @@ mod tests {
         // 100 datagrams per 50 ms round: 2000/s; 115 combinations per 100 segments.
         rounds(&mut cap, 0, 5, 100, (115, 100), true);
         // 1.75 × 2000/s × 40 ms / 1.15 = 121.7 → 122.
-        assert_eq!(cap.cap_segments(ms(40), 1.0), Some(122));
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), Some(122));
     }
 
     #[test]
@@ -305,7 +301,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(cap.cap_segments(ms(40), 1.0), Some(122));
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), Some(122));
     }
 
     #[test]
@@ -313,8 +309,8 @@ mod tests {
         let mut cap = started();
         // 90 of 100 slots arrive on a 10 % path: the link still carries 2000 per second.
         rounds(&mut cap, 0, 5, 90, (100, 100), true);
-        assert_eq!(cap.cap_segments(ms(40), 0.9), Some(140));
-        assert_eq!(cap.cap_segments(ms(40), 1.0), Some(126));
+        assert_eq!(cap.cap_segments(ms(40), 0.9, FLIGHT_CAP_GAIN), Some(140));
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), Some(126));
     }
 
     #[test]
@@ -324,12 +320,12 @@ mod tests {
         let t = rounds(&mut cap, t, 1, 200, (100, 100), true);
         let t = rounds(&mut cap, t, 8, 100, (100, 100), true);
         // 200 per 50 ms: 1.75 × 4000/s × 40 ms = 280; the faster round had no queue.
-        assert_eq!(cap.cap_segments(ms(40), 1.0), Some(280));
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), Some(280));
         let t = rounds(&mut cap, t, 1, 100, (100, 100), true);
-        assert_eq!(cap.cap_segments(ms(40), 1.0), Some(280));
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), Some(280));
         rounds(&mut cap, t, 1, 100, (100, 100), true);
         // The fast round has left the filter.
-        assert_eq!(cap.cap_segments(ms(40), 1.0), Some(140));
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), Some(140));
     }
 
     #[test]
@@ -339,7 +335,7 @@ mod tests {
         for i in 0..50 {
             cap.on_ack(ms(5 * (i + 1)), 10, Some(ms(50)), i % 10 == 3);
         }
-        assert_eq!(cap.cap_segments(ms(40), 1.0), None);
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), None);
     }
 
     #[test]
@@ -347,9 +343,9 @@ mod tests {
         let mut cap = started();
         let t = rounds(&mut cap, 0, 1, 100, (100, 100), true);
         let t = rounds(&mut cap, t, 9, 100, (100, 100), false);
-        assert!(cap.cap_segments(ms(40), 1.0).is_some());
+        assert!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN).is_some());
         rounds(&mut cap, t, 1, 100, (100, 100), false);
-        assert_eq!(cap.cap_segments(ms(40), 1.0), None);
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), None);
     }
 
     /// A 0.1 ms floor with 3.1 ms round trips that no bottleneck queue causes (a host's
@@ -366,7 +362,7 @@ mod tests {
         cap.on_ack(t, 0, Some(srtt), true);
         for _ in 0..30 {
             let flight = cap
-                .cap_segments(floor, 1.0)
+                .cap_segments(floor, 1.0, FLIGHT_CAP_GAIN)
                 .map_or(path_flight, |c| c.min(path_flight));
             for _ in 0..flight {
                 cap.on_sent(true);
@@ -376,7 +372,7 @@ mod tests {
                 cap.on_ack(t, flight / 10, Some(srtt), true);
             }
         }
-        let c = cap.cap_segments(floor, 1.0).unwrap();
+        let c = cap.cap_segments(floor, 1.0, FLIGHT_CAP_GAIN).unwrap();
         assert!(c >= path_flight, "cap {c} below the round trip's flight");
     }
 
@@ -387,10 +383,13 @@ mod tests {
             cap.on_sent(true);
             cap.on_ack(ms(t * 50), 100, None, true);
         }
-        assert_eq!(cap.cap_segments(ms(40), 1.0), None);
+        assert_eq!(cap.cap_segments(ms(40), 1.0, FLIGHT_CAP_GAIN), None);
         cap.on_ack(ms(1000), 0, Some(ms(50)), false);
         rounds(&mut cap, 1000, 3, 10, (100, 100), true);
         // 1.75 × 200/s × 10 ms = 3.5.
-        assert_eq!(cap.cap_segments(ms(10), 1.0), Some(FLIGHT_CAP_MIN_SEGMENTS));
+        assert_eq!(
+            cap.cap_segments(ms(10), 1.0, FLIGHT_CAP_GAIN),
+            Some(FLIGHT_CAP_MIN_SEGMENTS)
+        );
     }
 }

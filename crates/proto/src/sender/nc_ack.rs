@@ -338,14 +338,14 @@ impl SenderHalf {
             return None;
         }
         let delivery = 1.0 - self.loss.random_loss_rate();
-        let gain = match self.unordering {
-            0 => FLIGHT_CAP_GAIN,
-            _ => FLIGHT_CAP_GAIN_REORDERING,
+        let gain = match self.reorders() {
+            false => FLIGHT_CAP_GAIN,
+            true => FLIGHT_CAP_GAIN_REORDERING,
         };
         let cap = cx
             .path
             .flight_cap
-            .cap_segments_at(self.repair.rtt_floor()?, delivery, gain)?;
+            .cap_segments(self.repair.rtt_floor()?, delivery, gain)?;
         Some(match cx.config.policies.flight_share.is_on() {
             true => cx.path.flight_share.cap_for(cap, self.reported_flight),
             false => cap,

@@ -25,10 +25,17 @@ impl SenderHalf {
     /// unordering length above 0), zero otherwise. Without reordering the samples' deviation is
     /// mostly the queue's own movement (eight flows through one queue), which is evidence.
     pub(super) fn jitter(&self) -> Duration {
-        match self.unordering {
-            0 => Duration::ZERO,
-            _ => self.repair.rtt_deviation(),
+        match self.reorders() {
+            false => Duration::ZERO,
+            true => self.repair.rtt_deviation(),
         }
+    }
+
+    /// Whether the path reorders: the peer reports an unordering length above 0 (Ha & Tsuru
+    /// §3.2; always 0 with `unordering` off). Such a path gets the jitter allowance above and
+    /// the flight cap's [`crate::flight_cap::FLIGHT_CAP_GAIN_REORDERING`].
+    pub(super) fn reorders(&self) -> bool {
+        self.unordering > 0
     }
 
     /// Moves the pause deadline after an arrival was coded (with a repair and `tail_repair`).
