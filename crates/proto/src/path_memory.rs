@@ -6,6 +6,9 @@
 //! sender half created later starts from them instead of from nothing: its redundancy from the
 //! known floor (with `redundancy = "auto"`), its loss record with the floor as a prior window,
 //! its coding window widened by the known unordering length and at least the known burst cover.
+//! Each receiver half likewise writes the reordering it measures on arrivals; one created later
+//! starts its unordering meter from it, so it neither reports late combinations lost nor drops
+//! what they reference before it has seen reordering of its own.
 //! Each flow then refines its own.
 //! The round-trip floor is merged on every NC-ACK (below).
 
@@ -13,6 +16,7 @@ use std::time::Duration;
 
 use crate::flight_cap::FlightCap;
 use crate::flight_share::FlightShare;
+use crate::reorder::Period;
 use crate::repair::queue_evidence;
 use crate::repair_budget::RepairBudget;
 
@@ -28,6 +32,9 @@ pub struct PathEstimate {
     pub loss_floor: Option<f64>,
     /// Latest unordering length the peer reported (Ha & Tsuru §3.2), Pids.
     pub unordering: u16,
+    /// Latest reordering this engine's receiver halves measured on the combinations from the
+    /// peer (`reorder.rs`: unordering length and delay), a new receiver half's starting point.
+    pub arrival_reordering: Period,
     /// Latest burst cover of a flow that knew one (`burst_window`,
     /// `loss_burst::BurstFit::cover`), packets; 0 before.
     pub burst_window: u16,

@@ -76,7 +76,11 @@ fn late_combinations_are_neither_repaired_nor_lost() {
         "{}",
         off.flow.loss_rate_estimate_ppm
     );
-    assert!(on.flow.repairs_sent * 4 < off.flow.repairs_sent.max(4));
+    // A late combination stays decodable (`late_floor`): with the mechanism nothing needs a
+    // repair but the first late arrivals, before any reordering was seen (32 while the
+    // receiver dropped what late combinations referenced).
+    assert!(on.flow.repairs_sent <= 8, "{}", on.flow.repairs_sent);
+    assert!(off.flow.repairs_sent > 100, "{}", off.flow.repairs_sent);
     assert_eq!(on.flow.congestion_signals, 0);
     // TCP sees (almost) no duplicate ACK with the mechanism, hundreds without it.
     assert!(duplicates(&on.acks) <= 5, "{}", duplicates(&on.acks));

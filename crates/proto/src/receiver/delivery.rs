@@ -135,13 +135,19 @@ impl ReceiverHalf {
         }
     }
 
-    /// Drops from the decoder the prefix of symbols that are below Base and confirmed (§IV-C).
+    /// Drops from the decoder the prefix of symbols that are below Base and confirmed (§IV-C),
+    /// keeping those a combination that may only be late could still reference
+    /// ([`Self::late_floor`]).
     pub(super) fn try_drop(&mut self) {
+        let floor = self.late_floor();
         let (Some(decoder), Some(base_seq)) = (self.decoder.as_mut(), self.base_seq) else {
             return;
         };
         let mut cut = decoder.base();
         while let Some(sym) = self.symbols.get(cut) {
+            if floor.is_some_and(|f| cut >= f) {
+                break;
+            }
             if sym.delivery == Delivery::Confirmed && seq_lt(sym.range.end, base_seq) {
                 self.dropped_end = Some(seq_add(sym.range.end, 1));
                 cut += 1;
@@ -154,6 +160,17 @@ impl ReceiverHalf {
             self.symbols.remove_below(cut);
             self.frontier_index = self.frontier_index.max(cut);
         }
+    }
+
+    /// The lowest index a combination missing within the unordering length (Ha & Tsuru §3.2:
+    /// it may only be late) can reference. The sender's Base moves on with the NC-ACKs, so a
+    /// newer frame's Base passes packets that a combination overtaken on the way still
+    /// includes; dropped, they would make that combination stale (`Outcome::Stale`) and its
+    /// DoF lost, to be repaired although nothing was lost on the path. `None` without
+    /// reordering (or with `unordering` off, when the length is 0).
+    fn late_floor(&self) -> Option<u64> {
+        let floor = self.pids.late_floor(u32::from(self.reorder.length()))?;
+        self.unwrap_index(floor)
     }
 
     /// The local TCP acknowledged up to `ack` with its window right edge at `right_edge`

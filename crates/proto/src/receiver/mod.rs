@@ -26,7 +26,7 @@ use tcpnc_wire::{Coefficients, DataRepr, FlowId, SeqRange};
 use crate::context::Context;
 use crate::event::{DropReason, Event};
 use crate::flow_id_conversion::flow_key;
-use crate::pid_tracker::{Arrival, PidTracker};
+use crate::pid_tracker::{Arrival, Late, PidTracker};
 use crate::reorder::ReorderMeter;
 use crate::tcp::{FlowKey, seq_lt};
 use index_table::IndexTable;
@@ -197,13 +197,17 @@ impl ReceiverHalf {
         payload: &[u8],
     ) -> DataOutcome {
         cx.stats.data_received += 1;
-        let late = match self.pids.on_arrival(header.pid) {
-            Arrival::Late(d) => Some(d),
+        let first = self.pids.newest().is_none();
+        if first && cx.config.policies.path_memory.is_on() {
+            self.reorder.start_from(cx.path.arrival_reordering);
+        }
+        let late = match self.pids.on_arrival(header.pid, cx.now, header.first_index) {
+            Arrival::Late(l) => Some(l),
             _ => None,
         };
         cx.stats.late_received += u64::from(late.is_some());
         if cx.config.policies.unordering.is_on() {
-            self.reorder.on_arrival(cx.now, late);
+            self.measure_reordering(cx, late);
         }
         self.last_pid = header.pid;
         if !self.synchronise(cx, header) {
@@ -249,6 +253,17 @@ impl ReceiverHalf {
             AckDecision::Suppress => false,
         };
         DataOutcome { innovative, acked }
+    }
+
+    /// Feeds one arrival to the unordering meter (Ha & Tsuru §3.2) and, with `path_memory`,
+    /// leaves what it measures for the receiver halves created later.
+    fn measure_reordering(&mut self, cx: &mut Context<'_>, late: Option<Late>) {
+        let (pids, now) = (&self.pids, cx.now);
+        self.reorder
+            .on_arrival(now, late, |delay| pids.depth_within(now, delay));
+        if cx.config.policies.path_memory.is_on() {
+            cx.path.arrival_reordering = self.reorder.estimate();
+        }
     }
 
     /// Creates the decoder on the first DATA frame whose first packet is the sender's oldest
