@@ -408,8 +408,9 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protect_handshake: Option<Switch>,
-    /// New flows start from the path's known loss floor and unordering length, and judge
-    /// queues against the path's lowest round trip. Default: on.
+    /// New flows start from the path's known loss floor and reordering (the unordering length
+    /// the peer reports, the reordering measured on arrivals), and judge queues against the
+    /// path's lowest round trip. Default: on.
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_memory: Option<Switch>,
