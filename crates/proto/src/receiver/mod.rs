@@ -197,8 +197,11 @@ impl ReceiverHalf {
         payload: &[u8],
     ) -> DataOutcome {
         cx.stats.data_received += 1;
-        let first = self.pids.newest().is_none();
-        if first && cx.config.policies.path_memory.is_on() {
+        let policies = &cx.config.policies;
+        if self.pids.newest().is_none()
+            && policies.unordering.is_on()
+            && policies.path_memory.is_on()
+        {
             self.reorder.start_from(cx.path.arrival_reordering);
         }
         let late = match self.pids.on_arrival(header.pid, cx.now, header.first_index) {
