@@ -38,13 +38,25 @@ fn transfer(a: &mut Engine, b: &mut Engine, port: u16, segments: u32, t0: u64) -
     frames
 }
 
+/// The product's policies with `path_memory` as given.
+fn product(memory: Switch) -> EngineConfig {
+    let mut cfg = EngineConfig::new(&Policies::product(), 1472);
+    cfg.policies.path_memory = memory;
+    cfg
+}
+
+/// Engines A and B with `cfg`.
+fn engines(cfg: EngineConfig) -> (Engine, Engine) {
+    (
+        Engine::new(cfg.clone(), 1).unwrap(),
+        Engine::new(cfg, 2).unwrap(),
+    )
+}
+
 /// DATA frames sent for the first 50 segments of a second flow, after a first flow of 3000
 /// segments at 10 % loss.
 fn second_flow_frames(memory: Switch) -> u64 {
-    let mut cfg = EngineConfig::new(&Policies::product(), 1472);
-    cfg.policies.path_memory = memory;
-    let mut a = Engine::new(cfg.clone(), 1).unwrap();
-    let mut b = Engine::new(cfg, 2).unwrap();
+    let (mut a, mut b) = engines(product(memory));
     transfer(&mut a, &mut b, 41_000, 3000, 0);
     // The second flow's first 50 segments, with no NC-ACK yet (they are all lost).
     let mut frames = 0;
@@ -126,12 +138,10 @@ fn delayed_transfer(
 /// first combination) and loses one in 20 of its frames at random and one more in 3 to the
 /// queue, after a first flow measured the path empty and lossless.
 fn r_behind_a_full_queue(memory: Switch) -> FlowStats {
-    let mut cfg = EngineConfig::new(&Policies::product(), 1472);
-    cfg.policies.path_memory = memory;
+    let mut cfg = product(memory);
     // The scripted sender does not slow down: repairs must carry the queue's drops too.
     cfg.policies.repair_budget = Switch::Off;
-    let mut a = Engine::new(cfg.clone(), 1).unwrap();
-    let mut b = Engine::new(cfg, 2).unwrap();
+    let (mut a, mut b) = engines(cfg);
     delayed_transfer(&mut a, &mut b, 41_000, (400, 0, 20), |_| false);
     let lost = |i: u32| i % 20 == 7 || i % 3 == 1;
     delayed_transfer(&mut a, &mut b, 42_000, (5000, 5_000, 60), lost)
@@ -207,10 +217,7 @@ fn reordered_transfer(
 
 /// Repairs of a second flow over a path that reorders, after a first flow measured it.
 fn second_flow_on_a_reordering_path(memory: Switch) -> FlowStats {
-    let mut cfg = EngineConfig::new(&Policies::product(), 1472);
-    cfg.policies.path_memory = memory;
-    let mut a = Engine::new(cfg.clone(), 1).unwrap();
-    let mut b = Engine::new(cfg, 2).unwrap();
+    let (mut a, mut b) = engines(product(memory));
     reordered_transfer(&mut a, &mut b, 41_000, 2000, 0);
     reordered_transfer(&mut a, &mut b, 42_000, 2000, 3_000)
 }
