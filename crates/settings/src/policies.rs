@@ -132,7 +132,8 @@ pub struct Policies {
     pub tail_burst: Switch,
     /// The TCP ACK given to the local TCP counts every degree of freedom the peer holds (its
     /// rank), not only its seen prefix; packets leave the coding buffer only once seen, so a
-    /// systematic code masks loss as a dense one does (docs/engine.md "DoF ACK").
+    /// systematic code masks loss as a dense one does. Only with the deficit repair
+    /// (docs/engine.md "DoF ACK").
     pub dof_ack: Switch,
     /// With the dense scheme: while a flow's record shows no random loss and no reordering,
     /// an arrival's first combination is the packet alone, as the systematic scheme sends it
@@ -478,7 +479,9 @@ pub struct PolicyOverrides {
     /// The TCP ACK given to the local TCP counts every degree of freedom the peer holds (the
     /// NC-ACK's echoed frame, less its N_lp and unordering length), not only its seen prefix;
     /// packets leave the coding buffer only once seen. With it a systematic code masks loss as
-    /// a dense one does. Default: on (off in the paper profiles; docs/engine.md "DoF ACK").
+    /// a dense one does. Acts only with `repair = deficit`: without a repair that answers N_lp
+    /// the local TCP's retransmission is the only repair, and the DoF ACK would stop it.
+    /// Default: on (off in the paper profiles; docs/engine.md "DoF ACK").
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dof_ack: Option<Switch>,

@@ -45,8 +45,11 @@ impl SenderHalf {
         // RFC 5681 §2: a duplicate ACK also leaves the window unchanged; an ACK that only opens
         // the window is a window update, never withheld or paused (its sender may have nothing
         // else to send and would wait on a zero window for ever).
-        // The DoF ACK (`dof_ack.rs`) may give the local TCP more than the seen ACK.
-        let (tcp_ack, peer_window) = self.tcp_ack_for(cx.config.policies.dof_ack.is_on(), ack);
+        // The DoF ACK (`dof_ack.rs`) may give the local TCP more than the seen ACK: only where
+        // the deficit repair answers every DoF it counts that the peer then lacks.
+        let policies = &cx.config.policies;
+        let dof_ack = policies.dof_ack.is_on() && policies.repair.repairs_deficit();
+        let (tcp_ack, peer_window) = self.tcp_ack_for(dof_ack, ack);
         let window = self.tcp_window(cx, tcp_ack, peer_window, stamp);
         let duplicate = self.last_tcp_ack == Some((tcp_ack, window));
         if !duplicate {
