@@ -68,8 +68,9 @@ impl PidTracker {
         self.on_arrival(pid, Duration::ZERO, 0) != Arrival::Duplicate
     }
 
-    /// Records the arrival at `now` of `pid`, coded from packet index `first_index` (its wire form), and says
-    /// how it arrived (Ha & Tsuru §3.2: a Pid below the newest one received came out of order).
+    /// Records the arrival at `now` of `pid`, coded from packet index `first_index` (its wire
+    /// form), and says how it arrived (Ha & Tsuru §3.2: a Pid below the newest one received
+    /// came out of order).
     pub fn on_arrival(&mut self, pid: u32, now: Duration, first_index: u32) -> Arrival {
         let newest = self.newest;
         if !self.record(pid, now) {

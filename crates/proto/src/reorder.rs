@@ -22,7 +22,9 @@
 //! * The reported length (`unordering` field of every NC-ACK, U flag when it changes) is the
 //!   larger of the SMA and the current period's L_u, so that the onset of reordering is
 //!   reported within the period it starts in, and its end after the SMA has decayed; the
-//!   delay likewise.
+//!   delay likewise. After reordering stops, the Pids within the delay keep L_u up until the
+//!   delay's average has decayed too: the length falls to 0 within about twice
+//!   [`PERIODS_KEPT`] periods.
 //! * A displacement beyond the loss bitmap's reach (32 Pids) cannot be told from a loss by the
 //!   sender and is counted at 32.
 
