@@ -61,6 +61,8 @@ pub struct ReorderMeter {
     current: Period,
     /// The last completed periods, newest last.
     kept: VecDeque<Period>,
+    /// Their simple moving average (L_u rounded up), kept with them: every arrival reads it.
+    average: Period,
     /// Late arrivals seen.
     late: u64,
 }
@@ -80,6 +82,7 @@ impl ReorderMeter {
                 length: prior.length.min(MAX_DISPLACEMENT),
                 delay: prior.delay,
             });
+            self.average = average(&self.kept);
         }
     }
 
@@ -108,6 +111,7 @@ impl ReorderMeter {
             }
             self.kept.push_back(value);
         }
+        self.average = average(&self.kept);
         self.current = Period::default();
         self.period_start = Some(start + PERIOD * ended as u32);
     }
@@ -137,28 +141,29 @@ impl ReorderMeter {
     /// The unordering length to report (Pids): `ceil` of the SMA of the kept periods' L_u, or
     /// the current period's L_u when larger.
     pub fn length(&self) -> u16 {
-        let sum: u32 = self.kept.iter().map(|p| p.length).sum();
-        let sma = match self.kept.len() as u32 {
-            0 => 0,
-            n => sum.div_ceil(n),
-        };
-        sma.max(self.current.length) as u16
+        self.average.length.max(self.current.length) as u16
     }
 
     /// The reordering delay: the SMA of the kept periods' delays, or the current period's
     /// when longer; zero while no combination arrived late.
     pub fn delay(&self) -> Duration {
-        let sum: Duration = self.kept.iter().map(|p| p.delay).sum();
-        let sma = match self.kept.len() as u32 {
-            0 => Duration::ZERO,
-            n => sum / n,
-        };
-        sma.max(self.current.delay)
+        self.average.delay.max(self.current.delay)
     }
 
     /// Late arrivals seen so far.
     pub fn late_arrivals(&self) -> u64 {
         self.late
+    }
+}
+
+/// The SMA of `kept`: L_u rounded up, the delay exact; zero when empty.
+fn average(kept: &VecDeque<Period>) -> Period {
+    match kept.len() as u32 {
+        0 => Period::default(),
+        n => Period {
+            length: kept.iter().map(|p| p.length).sum::<u32>().div_ceil(n),
+            delay: kept.iter().map(|p| p.delay).sum::<Duration>() / n,
+        },
     }
 }
 
