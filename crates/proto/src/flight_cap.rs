@@ -193,6 +193,15 @@ impl FlightCap {
         self.busy = (Duration::ZERO, 0);
     }
 
+    /// The link's datagram slots per second: the highest busy arrival rate of the last
+    /// [`FLIGHT_CAP_ROUNDS`] rounds over `delivery` (1 − the random loss floor: the lost
+    /// datagrams used their slots too); `None` without a busy round among them.
+    pub fn slot_rate(&self, delivery: f64) -> Option<f64> {
+        let rounds = &self.rounds[..self.kept];
+        let rate = rounds.iter().filter_map(|r| r.busy_rate).reduce(f64::max)?;
+        Some(rate / delivery.clamp(MIN_DELIVERY, 1.0))
+    }
+
     /// The most segments the local TCP may have in flight for a round-trip `floor`: `None`
     /// unless a queue was seen in one of the last [`FLIGHT_CAP_ROUNDS`] rounds. Only while the
     /// bottleneck is busy does the arrival rate measure it; an application that sends less
@@ -203,8 +212,8 @@ impl FlightCap {
     /// `gain` is the floors of datagrams allowed: [`FLIGHT_CAP_GAIN`], or
     /// [`FLIGHT_CAP_GAIN_REORDERING`] on a reordering path.
     pub fn cap_segments(&self, floor: Duration, delivery: f64, gain: f64) -> Option<u64> {
+        let slots = self.slot_rate(delivery)?;
         let rounds = &self.rounds[..self.kept];
-        let rate = rounds.iter().filter_map(|r| r.busy_rate).reduce(f64::max)?;
         let combinations: u64 = rounds.iter().map(|r| r.sent.combinations).sum();
         let sources: u64 = rounds.iter().map(|r| r.sent.sources).sum();
         let per_segment = if sources == 0 {
@@ -212,7 +221,6 @@ impl FlightCap {
         } else {
             (combinations as f64 / sources as f64).max(1.0)
         };
-        let slots = rate / delivery.clamp(MIN_DELIVERY, 1.0);
         // `gain` floors of datagrams, or the floor and [`FLIGHT_CAP_MIN_QUEUE`].
         let floor = floor.as_secs_f64();
         let datagrams =

@@ -18,6 +18,13 @@
 //!   combination round trip, 2–20 ms, or on a path that reorders three mean deviations of its
 //!   samples where that is longer, up to half the round trip; 10 ms before one is measured)
 //!   while packets are unacknowledged;
+//! * a local TCP that has sent up to the edge of the window it was given (the flight cap, the
+//!   peer's window) sends again on the next ACK that advances: its tail repairs go only if all
+//!   of them cross the bottleneck within a pause gap (`SenderHalf::edge_allowance`). A longer
+//!   train held the seen-ACK, and so that TCP, still for longer than a pause gap, and its next
+//!   flight paused too, a round trip later: on Ha & Tsuru's Fig. 5 path (1 Mbit/s, 576-byte
+//!   MTU) a third of the datagrams were repairs and goodput fell by a fifth at 10 % loss
+//!   (docs/engine.md, deficit repair part 7);
 //! * at a pause, with `n_s` the new packets first sent since the previous pause or the Pid the
 //!   latest NC-ACK echoed (whichever is later), `n_c` the combinations sent since then (repairs
 //!   included) and `q` the estimated delivery rate, the sink needs `n_s` of the `n_c`

@@ -2,10 +2,13 @@
 //! between flows"): three local TCPs that each keep their whole window in flight and ignore
 //! loss (as a loss-based TCP does when the DoF ACK masks a queue's drops) cross one
 //! bottleneck. With the share, their flights together stay near what the path holds: after
-//! the first two seconds the queue drops about 3 % of the datagrams (238 and 275 on the two
-//! seeds), a tenth of what it drops with each flow allowed the path's whole cap (2601 and
-//! 2657: the three then keep about three times what the path holds in flight). The test
-//! asserts under 5 % and a fifth.
+//! the first two seconds the queue drops 0.4–9.9 % of the datagrams over ten seeds (3.6 % in
+//! all), against 1 820–2 620 drops a seed with each flow allowed the path's whole cap (the
+//! three then keep about three times what the path holds in flight). The test asserts under
+//! 12 % on each seed and 5 % over all, and a half and a quarter of the whole-cap drops. The
+//! spread between seeds is the toy's: greedy TCPs that ignore loss, in lockstep. (With tail
+//! repairs at every silence of a TCP at its window's edge, as before stop 44: 2.8–16.8 % a
+//! seed, 8.3 % over all.)
 //!
 //! The path is that of `tests/flight_cap.rs` with twice its round trip (so that a third of the
 //! cap is above the 10-segment least cap): a drop-tail queue of one BDP (40 datagrams) served
@@ -33,6 +36,8 @@ const LOSS: f64 = 0.02;
 /// Before the cap is known, the flows' first windows meet the queue uncapped (and their right
 /// edges are held, not moved back, while the shares take over).
 const WARM_UP_MS: u64 = 2_000;
+/// Path seeds.
+const SEEDS: u64 = 10;
 
 /// A greedy local TCP: every segment its last window allows.
 #[derive(Clone, Copy)]
@@ -131,7 +136,8 @@ fn transfer(flight_share: Switch, seed: u64) -> Run {
 
 #[test]
 fn flows_sharing_the_cap_keep_within_what_the_path_holds() {
-    for seed in [1, 2] {
+    let (mut drops, mut datagrams, mut whole_cap_drops) = (0, 0, 0);
+    for seed in 1..=SEEDS {
         let on = transfer(Switch::On, seed);
         let off = transfer(Switch::Off, seed);
         eprintln!(
@@ -147,16 +153,27 @@ fn flows_sharing_the_cap_keep_within_what_the_path_holds() {
         );
         assert_eq!(on.finished, usize::from(FLOWS), "seed {seed}");
         assert!(
-            on.late_drops * 100 < 5 * on.datagrams,
+            on.late_drops * 100 < 12 * on.datagrams,
             "seed {seed}: shared, the flows overfill the queue ({} of {})",
             on.late_drops,
             on.datagrams
         );
         assert!(
-            off.late_drops > 5 * on.late_drops.max(10),
+            off.late_drops > 2 * on.late_drops.max(10),
             "seed {seed}: with the whole cap each the queue drops {} (shared {})",
             off.late_drops,
             on.late_drops
         );
+        drops += on.late_drops;
+        datagrams += on.datagrams;
+        whole_cap_drops += off.late_drops;
     }
+    assert!(
+        drops * 100 < 5 * datagrams,
+        "shared, the flows overfill the queue: {drops} of {datagrams} over the seeds"
+    );
+    assert!(
+        whole_cap_drops > 4 * drops,
+        "with the whole cap each the queue drops {whole_cap_drops} over the seeds (shared {drops})"
+    );
 }

@@ -70,6 +70,9 @@ pub struct SenderHalf {
     newest_sent: Option<u64>,
     /// Ack number and window field of the last TCP ACK given to the local TCP.
     last_tcp_ack: Option<(u32, u16)>,
+    /// The right edge of the window last given to the local TCP: its ack number plus the
+    /// scaled window (`tail.rs`: a TCP that has sent up to it waits for the ACK clock).
+    given_edge: Option<u32>,
     /// Latest NC ack received.
     nc_ack: Option<u32>,
     peer_window: u32,
@@ -147,6 +150,7 @@ impl SenderHalf {
             probe: None,
             newest_sent: None,
             last_tcp_ack: None,
+            given_edge: None,
             nc_ack: None,
             peer_window: 0,
             fin_seq: None,

@@ -47,7 +47,8 @@ impl SenderHalf {
 
     /// At a pause: the repairs that make the burst since the previous pause (or since the
     /// latest echoed Pid, whichever is later) carry its new packets with probability
-    /// `TAIL_SUCCESS`, within the peer's repair budget.
+    /// `TAIL_SUCCESS`, within the peer's repair budget and, for a local TCP at the edge of its
+    /// window, within [`Self::edge_allowance`].
     pub fn on_pause(&mut self, cx: &mut Context<'_>) {
         let Some(deadline) = self.tail else {
             return;
@@ -61,7 +62,8 @@ impl SenderHalf {
         if !self.buffer.is_empty() {
             let needed = now.sources - from.sources;
             let in_flight = now.combinations - from.combinations;
-            cx.stats.tail_repairs += u64::from(self.repair_tail(cx, needed, in_flight));
+            let limit = self.edge_allowance(cx);
+            cx.stats.tail_repairs += u64::from(self.repair_tail(cx, needed, in_flight, limit));
         }
         // The next burst starts after these repairs.
         self.pause_mark = self.repair.sent_counts();
@@ -182,15 +184,44 @@ impl SenderHalf {
             return;
         }
         let lost = mark.sources - echoed.sources;
-        cx.stats.tail_probes += u64::from(self.repair_tail(cx, lost, 0));
+        cx.stats.tail_probes += u64::from(self.repair_tail(cx, lost, 0, None));
+    }
+
+    /// At the edge of the window it was given (the flight cap, the peer's window, the coding
+    /// buffer), the local TCP sends again on the next ACK that advances. Tail repairs arriving
+    /// after its flight carry nothing new when the flight arrived whole, draw no NC-ACK
+    /// (Mitsuzumi's rule) and so hold its ACK clock still for as long as they take to cross
+    /// the bottleneck; if that is longer than a pause gap, its next flight ends in a pause too,
+    /// a round trip later, and the repairs repeat every round trip (`tail_repair.rs`). So at
+    /// the edge the tail repairs go only if all of them cross within a pause gap at the link's
+    /// slot rate (`FlightCap::slot_rate`): the most that may go. `None`: not at the edge, or
+    /// the rate not measured.
+    fn edge_allowance(&self, cx: &Context<'_>) -> Option<u32> {
+        if !self.at_given_edge() {
+            return None;
+        }
+        let delivery = 1.0 - self.loss.random_loss_rate();
+        let slots = cx.path.flight_cap.slot_rate(delivery)?;
+        let gap = pause_gap(self.repair.srtt(), self.jitter());
+        Some((gap.as_secs_f64() * slots).floor() as u32)
     }
 
     /// Sends the tail repairs ([`tail_repairs`]) for `sources` new packets with `in_flight`
-    /// combinations that may still arrive, within the repair budget; returns how many went.
-    fn repair_tail(&mut self, cx: &mut Context<'_>, sources: u64, in_flight: u64) -> u32 {
+    /// combinations that may still arrive, within the repair budget, none if they are more
+    /// than `limit` ([`Self::edge_allowance`]); returns how many went.
+    fn repair_tail(
+        &mut self,
+        cx: &mut Context<'_>,
+        sources: u64,
+        in_flight: u64,
+        limit: Option<u32>,
+    ) -> u32 {
         let window = self.coding_window(cx) as u64;
         let q = self.delivery_rate();
         let mean = tail_repairs(sources, in_flight, window, q, None);
+        // At the window's edge all of them or none (`edge_allowance`).
+        let limit = limit.map_or(u32::MAX, |l| if mean > l { 0 } else { l });
+        let mean = mean.min(limit);
         let granted = self.within_budget(cx, mean);
         let mut extras = 0;
         if let Some(fit) = self.tail_bursts(cx)
@@ -198,7 +229,7 @@ impl SenderHalf {
         {
             // The burst-sized extras, from the budget above its reserve only, and not counted
             // as in flight: a deficit the NC-ACKs report is repaired as without them.
-            let wanted = tail_repairs(sources, in_flight, window, q, Some(fit)) - mean;
+            let wanted = tail_repairs(sources, in_flight, window, q, Some(fit)).min(limit) - mean;
             extras = self.extras_within_budget(cx, wanted);
             cx.stats.burst_repairs += u64::from(extras);
         }
