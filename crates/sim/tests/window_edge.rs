@@ -1,7 +1,6 @@
 //! The local TCP at the edge of the window the gateway gave it: its tail repairs go only if
-//! they cross the bottleneck within a pause gap (`sender/tail.rs`, `edge_allowance`), and the
-//! window keeps its flight within the coding buffer's packet slots as well as its bytes
-//! (`sender/nc_ack.rs`, `slots_window`).
+//! they cross the bottleneck within a pause gap (`sender/tail.rs`, `edge_allowance`). (The
+//! window's bound by the coding buffer's packet slots: `tests/nc.rs`.)
 
 use tcpnc_proto::settings::{
     CongestionControl, LossPosition, PathMode, PathOverrides, PolicyOverrides, Profile, Switch,
@@ -69,41 +68,4 @@ fn the_tail_repair_leaves_a_window_limited_transfer_alone() {
             sent(&off)
         );
     }
-}
-
-/// The coding buffer's packet slots bound the local TCP's window as well as its bytes. Here
-/// (20 Mbit/s, 20 ms each way, a one-BDP queue, 2 % loss, 5 ms of jitter that reorders, the
-/// product's policies over smoltcp Reno, path seed 5, 8 MB) the seen-ACK stood behind 13
-/// missing degrees of freedom for 60 ms while the DoF ACK moved the TCP's ACK on; the window's
-/// edge, rounded to the window scale at each ACK, moved by less than a segment at a time, and
-/// smoltcp filled each step with a short segment. 256 slots held 158 segments' worth of bytes
-/// when the buffer dropped the first of 62 segments, and the transfer waited for a
-/// retransmission timeout (10.8 Mbit/s against 14.3). With the slots counted nothing is dropped.
-#[test]
-fn the_window_keeps_the_flight_within_the_coding_buffers_slots() {
-    let spec = RunSpec {
-        mode: PathMode::Nc,
-        profile: Profile::Default,
-        cc: CongestionControl::Reno,
-        path: PathOverrides {
-            rate_mbit: Some(20.0),
-            delay_ms: Some(20.0),
-            loss: Some(0.02),
-            jitter_ms: Some(5.0),
-            reorder: Some(true),
-            queue_packets: Some(67),
-            ..PathOverrides::default()
-        },
-        bytes: 8_000_000,
-        seed: 5,
-        mtu: 1500,
-        buffer_kib: 1024,
-        send_buffer_kib: None,
-        ack_delay_ms: 10,
-        max_sim_s: 600.0,
-        policies: PolicyOverrides::default(),
-    };
-    let r = checked(spec.run().unwrap());
-    assert_eq!(r.client_box["coding_buffer_drops"], 0);
-    assert!(r.goodput_mbit > 12.0, "{} Mbit/s", r.goodput_mbit);
 }
