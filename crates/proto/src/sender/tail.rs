@@ -194,8 +194,8 @@ impl SenderHalf {
     /// the bottleneck; if that is longer than a pause gap, its next flight ends in a pause too,
     /// a round trip later, and the repairs repeat every round trip (`tail_repair.rs`). So at
     /// the edge the tail repairs go only if all of them cross within a pause gap at the link's
-    /// slot rate (`FlightCap::slot_rate`): the most that may go. `None`: not at the edge, or
-    /// the rate not measured.
+    /// slot rate (`FlightCap::slot_rate`). Returns how many cross in a pause gap; `None` when
+    /// the TCP is not at its edge or the rate is not measured.
     fn edge_allowance(&self, cx: &Context<'_>) -> Option<u32> {
         if !self.at_given_edge() {
             return None;
