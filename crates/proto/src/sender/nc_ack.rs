@@ -324,7 +324,7 @@ impl SenderHalf {
             .min(self.slots_window(ack));
         let mut window_bytes = window_bytes.min(room);
         if let Some(cap) = self.flight_cap_bytes(cx) {
-            window_bytes = window_bytes.min(cap.max(self.held_edge(ack, stamp)));
+            window_bytes = window_bytes.min(cap.max(self.held_edge(ack)));
         }
         (window_bytes >> stamp.window_shift).min(65_535) as u16
     }
@@ -380,11 +380,10 @@ impl SenderHalf {
     /// The window that keeps the right edge last given to the local TCP where it was for an
     /// ACK of `ack` (0 past it): the flight cap holds the edge rather than moving it back
     /// (RFC 9293 §3.8.6).
-    fn held_edge(&self, ack: u32, stamp: AckStamp) -> u32 {
-        let Some((last_ack, field)) = self.last_tcp_ack else {
+    fn held_edge(&self, ack: u32) -> u32 {
+        let Some(edge) = self.given_edge else {
             return 0;
         };
-        let edge = last_ack.wrapping_add(u32::from(field) << stamp.window_shift);
         if seq_lt(edge, ack) {
             0
         } else {
@@ -503,17 +502,18 @@ impl SenderHalf {
     /// Whether the peer's window, as the last NC-ACK gave it, leaves the local TCP less than a
     /// segment beyond what it has sent: it can send nothing new until the peer decodes.
     pub(super) fn window_held(&self) -> bool {
-        let (Some(ack), Some(next)) = (self.nc_ack, self.buffer.next_seq()) else {
-            return false;
-        };
-        let room = seq_diff(seq_add(ack, self.peer_window), next);
-        i64::from(room) < i64::from(self.largest_payload.max(1))
+        self.sent_up_to(self.nc_ack.map(|ack| seq_add(ack, self.peer_window)))
     }
 
     /// Whether the local TCP has sent up to the right edge of the window last given to it,
     /// less than a segment short: it can send nothing new before an ACK advances.
     pub(super) fn at_given_edge(&self) -> bool {
-        let (Some(edge), Some(next)) = (self.given_edge, self.buffer.next_seq()) else {
+        self.sent_up_to(self.given_edge)
+    }
+
+    /// Whether what the local TCP has sent ends less than a segment short of `edge`.
+    fn sent_up_to(&self, edge: Option<u32>) -> bool {
+        let (Some(edge), Some(next)) = (edge, self.buffer.next_seq()) else {
             return false;
         };
         i64::from(seq_diff(edge, next)) < i64::from(self.largest_payload.max(1))
