@@ -497,7 +497,8 @@ impl Engine {
         self.handshake_copies.forget(conn);
         if let Some(flow) = self.flows.remove(conn) {
             if let Some(sender) = &flow.sender {
-                self.path.flight_share.forget(sender.reported_flight());
+                let (flight, estimate) = sender.reported();
+                self.path.flight_share.forget(flight, estimate);
             }
             self.out.stats.flows_closed += 1;
             self.out.stats.flows_active = self.flows.len();

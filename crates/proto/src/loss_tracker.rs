@@ -339,6 +339,15 @@ impl LossEstimator {
         }
     }
 
+    /// [`LossEstimator::random_loss_rate`] once [`LossEstimator::floor_known`], 0 before: a
+    /// flow a few combinations old can read a half (`flight_share.rs`).
+    pub fn known_random_loss_rate(&self) -> f64 {
+        match self.floor_known() {
+            true => self.random_loss_rate(),
+            false => 0.0,
+        }
+    }
+
     /// No random loss on record: neither in the kept windows (or the prior) nor in the
     /// current one (`systematic_when_clean`).
     pub fn clean(&self) -> bool {

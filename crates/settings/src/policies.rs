@@ -139,9 +139,10 @@ pub struct Policies {
     /// an arrival's first combination is the packet alone, as the systematic scheme sends it
     /// (nothing to mask, nothing combined; docs/engine.md "Systematic while clean").
     pub systematic_when_clean: Switch,
-    /// The flight cap is shared between the flows of one peer: each gets the larger of its
-    /// equal share among the flows with something in flight and what the others leave
-    /// (docs/engine.md "Flight cap shared between flows"). Off: each flow may fill the whole cap.
+    /// The flight cap is shared between the flows of one peer: the path's cap is the largest
+    /// of the flows' estimates, and each flow gets the larger of its equal share among the
+    /// flows with something in flight and what the others leave (docs/engine.md "Flight cap
+    /// shared between flows"). Off: each flow may fill the whole cap of its own estimate.
     pub flight_share: Switch,
 }
 

@@ -118,6 +118,9 @@ pub struct SenderHalf {
     sent_indices: dof_ack::SentIndices,
     /// The local TCP's flight, segments, as last reported to the path (`flight_share.rs`).
     reported_flight: u64,
+    /// This flow's estimate of the path's flight cap, segments, as last reported to the path
+    /// (`flight_share.rs`; 0 before its first).
+    reported_cap: u64,
 }
 
 impl SenderHalf {
@@ -178,6 +181,7 @@ impl SenderHalf {
             duplicate_at: None,
             sent_indices: dof_ack::SentIndices::default(),
             reported_flight: 0,
+            reported_cap: 0,
         }
         .starting_from(cfg, path)
     }

@@ -11,7 +11,7 @@ use super::{AckStamp, SenderHalf};
 use crate::config::{BurstSignal, CongestionRule};
 use crate::context::Context;
 use crate::event::Event;
-use crate::flight_cap::{FLIGHT_CAP_GAIN, FLIGHT_CAP_GAIN_REORDERING};
+use crate::flight_cap::{FLIGHT_CAP_GAIN, FLIGHT_CAP_GAIN_REORDERING, FLIGHT_CAP_ROUNDS};
 use crate::output::Queued;
 use crate::repair::{
     MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY, SIGNAL_QUEUE_SHARE, congestion_threshold,
@@ -338,25 +338,31 @@ impl SenderHalf {
         Some(bytes.min(u64::from(u32::MAX)) as u32)
     }
 
-    /// The flight cap in segments, with the policy on and the cap and floor known: the path's,
-    /// or with `flight_share` this flow's share of it (`flight_share.rs`).
+    /// The flight cap in segments, with the policy on and the cap and floor known: this flow's
+    /// estimate of the path's, or with `flight_share` its share of the path's (the largest
+    /// estimate, `flight_share.rs`).
     fn flight_cap_segments(&self, cx: &Context<'_>) -> Option<u64> {
         if !cx.config.policies.flight_cap.is_on() {
             return None;
         }
-        let delivery = 1.0 - self.loss.random_loss_rate();
+        let own = self.cap_estimate(cx, self.loss.random_loss_rate())?;
+        let share = &cx.path.flight_share;
+        Some(match cx.config.policies.flight_share.is_on() {
+            true => share.cap_for(share.path_cap(own), self.reported_flight),
+            false => own,
+        })
+    }
+
+    /// An estimate of the path's flight cap (`flight_cap.rs`), segments: the arrival rate all
+    /// flows share over this flow's own round-trip floor and a random loss rate `loss`.
+    fn cap_estimate(&self, cx: &Context<'_>, loss: f64) -> Option<u64> {
+        let delivery = 1.0 - loss;
         let gain = match self.reorders() {
             false => FLIGHT_CAP_GAIN,
             true => FLIGHT_CAP_GAIN_REORDERING,
         };
-        let cap = cx
-            .path
-            .flight_cap
-            .cap_segments(self.repair.rtt_floor()?, delivery, gain)?;
-        Some(match cx.config.policies.flight_share.is_on() {
-            true => cx.path.flight_share.cap_for(cap, self.reported_flight),
-            false => cap,
-        })
+        let floor = self.repair.rtt_floor()?;
+        cx.path.flight_cap.cap_segments(floor, delivery, gain)
     }
 
     /// Reports the local TCP's flight to the path (`flight_share.rs`): from the ack last given
@@ -370,11 +376,19 @@ impl SenderHalf {
         cx.path
             .flight_share
             .report(&mut self.reported_flight, segments);
+        // At its loss rate once known, full delivery before (`flight_share.rs`).
+        let estimate = self.cap_estimate(cx, self.loss.known_random_loss_rate());
+        if let (Some(estimate), Some(floor)) = (estimate, self.repair.rtt_floor()) {
+            let age = floor.saturating_mul(FLIGHT_CAP_ROUNDS as u32);
+            let share = &mut cx.path.flight_share;
+            share.estimate(&mut self.reported_cap, estimate, cx.now, age);
+        }
     }
 
-    /// The flight last reported to the path (`flight_share.rs`), segments.
-    pub fn reported_flight(&self) -> u64 {
-        self.reported_flight
+    /// The flight and the estimate of the path's cap last reported to the path
+    /// (`flight_share.rs`), segments.
+    pub fn reported(&self) -> (u64, u64) {
+        (self.reported_flight, self.reported_cap)
     }
 
     /// The window that keeps the right edge last given to the local TCP where it was for an
