@@ -60,8 +60,8 @@ use std::time::Duration;
 
 use crate::flight_cap::FLIGHT_CAP_MIN_SEGMENTS;
 
-/// The flights of one peer's local TCPs, as each flow last reported it; kept in the path
-/// estimate.
+/// The flights of one peer's local TCPs and their estimates of the path's cap, as each flow
+/// last reported them, and the path's one cap; kept in the path estimate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlightShare {
     /// Sum of the reported flights, segments.

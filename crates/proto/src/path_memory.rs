@@ -45,7 +45,7 @@ pub struct PathEstimate {
     pub rtt_floor: Option<(Duration, Duration)>,
     /// The datagram arrival rate of all flows and the flight cap it gives (`flight_cap.rs`).
     pub flight_cap: FlightCap,
-    /// The flights of the flows' local TCPs, among which the cap is shared
+    /// The flights of the flows' local TCPs and the path's one cap, shared among them
     /// (`flight_share.rs`).
     pub flight_share: FlightShare,
 }
