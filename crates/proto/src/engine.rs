@@ -128,15 +128,17 @@ impl Engine {
             flows,
             self.reset_deadline(),
             self.handshake_copies.deadline(),
+            self.out.next_release(),
         ]
         .into_iter()
         .flatten()
         .min()
     }
 
-    /// Runs the timers due at `now`: redeliveries (§IV-C), repair probes, idle expiry,
-    /// finished-flow linger, handshake protection copies.
+    /// Runs the timers due at `now`: paced datagrams (`pacer.rs`), redeliveries (§IV-C),
+    /// repair probes, idle expiry, finished-flow linger, handshake protection copies.
     pub fn handle_timeout(&mut self, now: Duration) {
+        self.out.release(now);
         self.on_reset_timers(now);
         self.on_handshake_copy_timers(now);
         let keys: Vec<ConnKey> = self

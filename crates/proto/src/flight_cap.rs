@@ -29,7 +29,7 @@
 //!   batching and scheduling alone lift such a round trip by milliseconds;
 //! * a round's rate is measured only while the bottleneck is busy: over the stretches between
 //!   consecutive NC-ACKs whose own round-trip samples both stood above the floor by the queue
-//!   evidence (`DeficitRepair::sample_queued`), if they make up a quarter of the round
+//!   evidence (`QueueDelay::sample_queued`), if they make up a quarter of the round
 //!   ([`MIN_BUSY_SHARE`]). An idle link's arrivals say nothing of its rate: an application
 //!   that sends less than the path carries (a stream between its frames, a request) leaves no
 //!   queue, or one too short to measure, and is not capped. Without a measured round among
@@ -56,7 +56,8 @@
 
 use std::time::Duration;
 
-use crate::repair::{MIN_DELIVERY, QUEUE_EVIDENCE_MIN, SentCounts};
+use crate::queue_delay::QUEUE_EVIDENCE_MIN;
+use crate::repair::{MIN_DELIVERY, SentCounts};
 
 /// Times the floor-BDP (in datagrams) the flight may reach: below BBR's own window gain of 2,
 /// which is all a one-BDP queue's path holds.
@@ -147,7 +148,7 @@ impl FlightCap {
 
     /// Takes one NC-ACK's news at `now`: `delivered` more datagrams arrived; the flow's
     /// smoothed round trip is `srtt` (no rounds without one), and `queued` says whether its
-    /// latest round-trip sample showed a queue (`DeficitRepair::sample_queued`).
+    /// latest round-trip sample showed a queue (`QueueDelay::sample_queued`).
     pub fn on_ack(&mut self, now: Duration, delivered: u64, srtt: Option<Duration>, queued: bool) {
         self.arrivals += delivered;
         let Some(srtt) = srtt else {

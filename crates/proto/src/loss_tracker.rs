@@ -308,6 +308,14 @@ impl LossEstimator {
         }
     }
 
+    /// Forgets the random loss windows so far (the prior, the complete windows and the current
+    /// one): they took a queue's drops for random loss (`queue_delay.rs`, a shallow queue seen
+    /// to overflow only now). The floor is then unknown until [`MIN_SAMPLED`] Pids are sampled.
+    pub fn forget_floor(&mut self) {
+        self.rates.clear();
+        self.window = (0, 0);
+    }
+
     /// Whether the Pids judged from now on count in the windows of
     /// [`LossEstimator::random_loss_rate`] (they always count in the totals and the burst fit).
     /// The sender turns it off while a queue is building on the path (`repair.rs`,

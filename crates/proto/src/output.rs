@@ -9,12 +9,14 @@
 //! Nothing else changes: the same bytes are queued either way.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use tcpnc_wire::{AckPacket, AckRepr, BypassRepr, DataRepr, FlowId, FrameRepr};
 
 use crate::coalesce::{AckMark, AckSlots, PidSpan, Push};
 use crate::config::Limits;
 use crate::event::{DropReason, Event};
+use crate::pacer::Pacer;
 use crate::stats::EngineStats;
 
 /// Buffers [`Output`] keeps for reuse at most (a flush's worth of datagrams and packets).
@@ -35,6 +37,8 @@ pub enum Queued {
 #[derive(Debug)]
 pub struct Output {
     transmit: VecDeque<Vec<u8>>,
+    /// DATA datagrams not yet due (`pacing`), counted against the transmit queue's bound.
+    pacer: Pacer,
     local: VecDeque<Vec<u8>>,
     events: VecDeque<Event>,
     limits: Limits,
@@ -54,6 +58,7 @@ impl Output {
     pub fn new(limits: Limits, tunnel_mtu: usize) -> Self {
         Output {
             transmit: VecDeque::new(),
+            pacer: Pacer::default(),
             local: VecDeque::new(),
             events: VecDeque::new(),
             limits,
@@ -71,7 +76,7 @@ impl Output {
     }
 
     fn push_transmit(&mut self, datagram: Vec<u8>, push: Push) -> bool {
-        if self.transmit.len() >= self.limits.transmit_queue {
+        if self.transmit.len() + self.pacer.len() >= self.limits.transmit_queue {
             self.stats.transmit_queue_drops += 1;
             self.recycle(datagram);
             self.event(Event::Dropped {
@@ -96,12 +101,13 @@ impl Output {
             .is_some_and(|v| self.push_transmit(v, Push::Other))
     }
 
-    /// Emits a DATA frame whose payload `payload` appends straight after the header (the
-    /// sender combines into the frame, not into a scratch copied over). `None`, with nothing
-    /// queued, when the header cannot be encoded or `payload` fails; otherwise whether the
-    /// queue took it.
+    /// Emits a DATA frame at `now` whose payload `payload` appends straight after the header
+    /// (the sender combines into the frame, not into a scratch copied over). `None`, with
+    /// nothing queued, when the header cannot be encoded or `payload` fails; otherwise whether
+    /// the queue took it (it may wait for the pacer first, `pacer.rs`).
     pub fn transmit_data(
         &mut self,
+        now: Duration,
         header: &DataRepr,
         payload: impl FnOnce(&mut Vec<u8>) -> bool,
     ) -> Option<bool> {
@@ -110,7 +116,48 @@ impl Output {
             self.recycle(v);
             return None;
         }
-        Some(self.push_transmit(v, Push::Other))
+        if !self.pacer.is_pacing() && self.pacer.is_empty() {
+            return Some(self.push_transmit(v, Push::Other));
+        }
+        if self.transmit.len() + self.pacer.len() >= self.limits.transmit_queue {
+            return Some(self.push_transmit(v, Push::Other)); // counted as a full queue's drop
+        }
+        self.release(now);
+        match self.pacer.admit(now, v) {
+            Some(v) => Some(self.push_transmit(v, Push::Other)),
+            None => {
+                self.stats.paced_datagrams += 1;
+                Some(true)
+            }
+        }
+    }
+
+    /// Paces DATA datagrams at `pace` (datagrams per second, burst) from `now` on, or not
+    /// (`None`; `pacer.rs`).
+    pub fn set_pacing(&mut self, now: Duration, pace: Option<(f64, f64)>) {
+        self.pacer.set_rate(now, pace);
+    }
+
+    /// Queues for the peer the DATA datagrams due by `now` (`pacer.rs`).
+    pub fn release(&mut self, now: Duration) {
+        if self.pacer.is_empty() {
+            return;
+        }
+        let mut pacer = std::mem::take(&mut self.pacer);
+        pacer.release(now, |d| {
+            self.push_transmit(d, Push::Other);
+        });
+        self.pacer = pacer;
+    }
+
+    /// When the DATA datagram queued last leaves: `now`, or later when it waits for the pacer.
+    pub fn departure(&self, now: Duration) -> Duration {
+        self.pacer.newest_departure().map_or(now, |t| t.max(now))
+    }
+
+    /// When the next paced datagram is due (`None` when none waits).
+    pub fn next_release(&self) -> Option<Duration> {
+        self.pacer.next_release()
     }
 
     /// `frame` encoded into a reused buffer (`None` only for a frame that cannot be encoded).
@@ -276,7 +323,8 @@ impl Output {
             )
         });
         self.transmit_acks.reset(self.transmit.len());
-        before - self.transmit.len()
+        let paced = self.pacer.retain(|_| false); // DATA frames only
+        before - self.transmit.len() + paced
     }
 
     /// Next datagram for the peer.

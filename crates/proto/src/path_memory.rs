@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use crate::flight_cap::FlightCap;
 use crate::flight_share::FlightShare;
+use crate::queue_delay::queue_evidence;
 use crate::reorder::Period;
-use crate::repair::queue_evidence;
 use crate::repair_budget::RepairBudget;
 
 /// A path round-trip floor that no flow has measured again (within the queue evidence) for

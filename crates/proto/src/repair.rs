@@ -48,7 +48,7 @@
 
 use std::time::Duration;
 
-use crate::tail_repair::JITTER_DEVIATIONS;
+use crate::queue_delay::QueueDelay;
 use tcpnc_wire::AckRepr;
 
 /// While NC-ACKs keep arriving within this time, a TCP retransmission of bytes already in the
@@ -77,29 +77,6 @@ pub fn congestion_threshold(p: f64) -> f64 {
     let p = p.clamp(0.0, 1.0);
     32.0 * p + 4.0 * (32.0 * p * (1.0 - p)).sqrt() + 3.0
 }
-
-/// A queue is building when the smoothed combination round trip exceeds its floor by
-/// 1/QUEUE_EVIDENCE of it (a full one-BDP drop-tail queue doubles it; the paper testbed's
-/// 5-packet queue adds a third), by at least [`QUEUE_EVIDENCE_MIN`], and by at least half
-/// of the largest excess seen lately ([`RTT_PEAK_DECAY`]).
-pub const QUEUE_EVIDENCE: u32 = 8;
-/// Smallest excess over the floor that counts as a queue (timer and scheduling noise).
-pub const QUEUE_EVIDENCE_MIN: Duration = Duration::from_millis(2);
-/// The recent peak of the smoothed round trip falls towards the current value by the
-/// elapsed fraction of this time. A drop-tail queue overflows at its fullest, the round
-/// trip's peak; a Gilbert-Elliott burst strikes at any height (lab, 5 % in bursts of 4:
-/// bitmap signals at 5–7 ms above a 41 ms floor, the full queue being 40 ms above it, with
-/// no queue drop in the run). Long against the seconds of a CUBIC cycle on such a path.
-pub const RTT_PEAK_DECAY: Duration = Duration::from_secs(10);
-
-/// How far from its floor towards its recent peak the smoothed round trip must be for an
-/// NC-ACK's loss bitmap to become a congestion signal under the queue rule (the other uses of
-/// the queue evidence take half, [`DeficitRepair::queue_building`]). A drop-tail queue
-/// overflows at its fullest; the queue a CUBIC flow keeps below that is no evidence. On
-/// Gilbert-Elliott bursts of 8 (5 and 10 %) the queue dropped nothing in most transfers while half
-/// the way let 3–11 bitmap signals a transfer through; 3/4 and 9/10 measured alike and better
-/// than 1/2 (docs/lab.md, "Burst window, stop 27").
-pub const SIGNAL_QUEUE_SHARE: f64 = 0.75;
 
 /// Lower bound of the delivery-rate estimate used to size repairs (p̂ ≤ 0.8).
 pub const MIN_DELIVERY: f64 = 0.2;
@@ -140,22 +117,10 @@ pub struct DeficitRepair {
     sent: u64,
     /// The NC ack number of the previous NC-ACK.
     last_ack: Option<u32>,
-    /// Smoothed round-trip time from a Pid's sending to the NC-ACK echoing it (RFC 6298 gain
-    /// 1/8), `None` before the first sample.
-    srtt: Option<Duration>,
-    /// Smallest smoothed round-trip time so far: the path without a queue (jitter averaged).
-    rtt_floor: Option<Duration>,
-    /// Largest smoothed round-trip time lately (falling back over [`RTT_PEAK_DECAY`]) and
-    /// the time of the sample that last updated it.
-    rtt_peak: Option<(Duration, Duration)>,
-    /// The path's round-trip floor as the flows of this peer measured it (`path_memory.rs`).
-    path_floor: Option<Duration>,
+    /// The round-trip samples of the NC-ACKs' echoes and what they say of the queue.
+    delay: QueueDelay,
     /// The counters right after the Pid the latest accounted NC-ACK echoed.
     echoed: Option<Sent>,
-    /// The latest round-trip sample, unsmoothed.
-    last_sample: Option<Duration>,
-    /// Mean deviation of the samples from `srtt` (RFC 6298's RTTVAR, gain 1/4): the jitter.
-    rtt_deviation: Duration,
     /// The counts right after the newest combination that first included a new packet.
     at_last_source: SentCounts,
     /// Every combination reaches back to the first unseen packet (a dense code): then any
@@ -180,13 +145,8 @@ impl DeficitRepair {
             uncounted: 0,
             sent: 0,
             last_ack: None,
-            srtt: None,
-            rtt_floor: None,
-            rtt_peak: None,
-            path_floor: None,
+            delay: QueueDelay::default(),
             echoed: None,
-            last_sample: None,
-            rtt_deviation: Duration::ZERO,
             at_last_source: SentCounts::default(),
             covering: true,
         }
@@ -253,19 +213,7 @@ impl DeficitRepair {
         if self.echoed.is_none_or(|e| at.combinations > e.combinations) {
             self.echoed = Some(at);
         }
-        let sample = now.saturating_sub(at.at);
-        self.last_sample = Some(sample);
-        self.rtt_deviation = match self.srtt {
-            None => sample / 2,
-            Some(s) => (self.rtt_deviation * 3 + s.abs_diff(sample)) / 4,
-        };
-        let srtt = match self.srtt {
-            None => sample,
-            Some(s) => (s * 7 + sample) / 8,
-        };
-        self.srtt = Some(srtt);
-        self.rtt_floor = Some(self.rtt_floor.map_or(srtt, |f| f.min(srtt)));
-        self.rtt_peak = Some((peak_after(self.rtt_peak, srtt, now), now));
+        self.delay.on_sample(now, now.saturating_sub(at.at));
         if ack.lost_dof == 0 {
             return 0;
         }
@@ -309,83 +257,20 @@ impl DeficitRepair {
         })
     }
 
-    /// The smoothed round-trip time of combinations, once measured.
-    pub fn srtt(&self) -> Option<Duration> {
-        self.srtt
+    /// The round trips and the queue they show (`queue_delay.rs`).
+    pub fn delay(&self) -> &QueueDelay {
+        &self.delay
     }
 
-    /// The mean deviation of the round-trip samples (RFC 6298's RTTVAR; zero before any).
-    pub fn rtt_deviation(&self) -> Duration {
-        self.rtt_deviation
+    /// [`DeficitRepair::delay`], to set the path's floor.
+    pub fn delay_mut(&mut self) -> &mut QueueDelay {
+        &mut self.delay
     }
 
-    /// Whether a queue is building on the path: the smoothed round trip is at least
-    /// [`QUEUE_EVIDENCE`] above its floor (the lower of this flow's own and the path's) and
-    /// half-way from it to its recent peak (`true` before anything is measured, so that the
-    /// loss rule alone applies then).
-    pub fn queue_building(&self) -> bool {
-        self.queue_within(0.5)
-    }
-
-    /// Whether the smoothed round trip is at least [`QUEUE_EVIDENCE`] above its floor and at
-    /// least `share` of the way from it to its recent peak (`true` before anything is measured).
-    pub fn queue_within(&self, share: f64) -> bool {
-        match (self.srtt, self.queue_floor(), self.rtt_peak) {
-            (Some(s), Some(f), Some((peak, _))) => {
-                let near_peak = peak.saturating_sub(f).mul_f64(share);
-                s >= f + queue_evidence(f).max(near_peak)
-            }
-            _ => true,
-        }
-    }
-
-    /// Whether the latest round-trip sample, unsmoothed, stands [`QUEUE_EVIDENCE`] and
-    /// [`JITTER_DEVIATIONS`] times the path's `jitter` above the floor: a queue at the
-    /// bottleneck when that combination crossed it (docs/engine.md, "Flight cap").
-    pub fn sample_queued(&self, jitter: Duration) -> bool {
-        let Some(floor) = self.queue_floor() else {
-            return false;
-        };
-        let evidence = queue_evidence(floor).max(jitter * JITTER_DEVIATIONS);
-        self.last_sample.is_some_and(|s| s >= floor + evidence)
-    }
-
-    /// The floor a queue is measured from: this flow's own, or the path's when lower (none
-    /// before the flow measured its own).
-    fn queue_floor(&self) -> Option<Duration> {
-        match (self.rtt_floor, self.path_floor) {
-            (Some(own), Some(path)) => Some(own.min(path)),
-            (own, _) => own,
-        }
-    }
-
-    /// This flow's own round-trip floor, once measured.
-    pub fn rtt_floor(&self) -> Option<Duration> {
-        self.rtt_floor
-    }
-
-    /// The path's round-trip floor (`path_memory.rs`), which [`DeficitRepair::queue_building`]
-    /// uses when it is lower than this flow's own.
-    pub fn set_path_floor(&mut self, floor: Option<Duration>) {
-        self.path_floor = floor;
-    }
-}
-
-/// The smallest excess over a round-trip floor `f` that counts as a queue:
-/// f / [`QUEUE_EVIDENCE`], at least [`QUEUE_EVIDENCE_MIN`].
-pub fn queue_evidence(f: Duration) -> Duration {
-    (f / QUEUE_EVIDENCE).max(QUEUE_EVIDENCE_MIN)
-}
-
-/// The recent peak after a new smoothed round trip `srtt` at `now`: `srtt` if higher, else
-/// the old peak moved towards `srtt` by the elapsed share of [`RTT_PEAK_DECAY`].
-fn peak_after(peak: Option<(Duration, Duration)>, srtt: Duration, now: Duration) -> Duration {
-    match peak {
-        Some((p, at)) if p > srtt => {
-            let share = now.saturating_sub(at).as_secs_f64() / RTT_PEAK_DECAY.as_secs_f64();
-            p - (p - srtt).mul_f64(share.min(1.0))
-        }
-        _ => srtt,
+    /// The same bookkeeping with the `queue_depth` policy on or off (`queue_delay.rs`).
+    pub fn with_queue_depth(mut self, on: bool) -> Self {
+        self.delay = QueueDelay::new(on);
+        self
     }
 }
 
@@ -504,79 +389,6 @@ mod tests {
         assert_eq!(r.on_ack(Duration::ZERO, &ack(1, 7, 9), pid, 0.0), 0); // echo not sent yet
         send(&mut r, &mut pid, LOG_LEN as u32 + 10, LOG_LEN as u32);
         assert_eq!(r.on_ack(Duration::ZERO, &ack(1, 2, 9), pid, 0.0), 0); // too far back
-    }
-
-    #[test]
-    fn a_queue_shows_as_a_round_trip_above_its_floor() {
-        let mut r = DeficitRepair::new();
-        assert!(r.queue_building(), "nothing measured: the loss rule alone");
-        let ms = Duration::from_millis;
-        // Steady 40 ms round trips with ±3 ms of jitter: no queue.
-        for pid in 0..200u32 {
-            let sent = ms(u64::from(pid) * 2);
-            r.on_sent(sent, pid, true, false);
-            let jitter = ms(u64::from(pid % 7));
-            r.on_ack(sent + ms(40) + jitter, &ack(pid, pid, 0), pid + 1, 0.0);
-        }
-        assert!(!r.queue_building(), "{:?}", r.srtt());
-        // The queue fills: round trips climb to 70 ms.
-        for pid in 200..260u32 {
-            let sent = ms(u64::from(pid) * 2);
-            r.on_sent(sent, pid, true, false);
-            r.on_ack(sent + ms(70), &ack(pid, pid, 0), pid + 1, 0.0);
-        }
-        assert!(r.queue_building(), "{:?}", r.srtt());
-    }
-
-    /// Sends Pids `pids` 2 ms apart, each echoed after `rtt`.
-    fn echo_all(r: &mut DeficitRepair, pids: std::ops::Range<u32>, rtt: Duration) {
-        for pid in pids {
-            let sent = Duration::from_millis(u64::from(pid) * 2);
-            r.on_sent(sent, pid, true, false);
-            r.on_ack(sent + rtt, &ack(pid, pid, 0), pid + 1, 0.0);
-        }
-    }
-
-    #[test]
-    fn a_queue_counts_near_its_recent_peak_only() {
-        let ms = Duration::from_millis;
-        let mut r = DeficitRepair::new();
-        echo_all(&mut r, 0..100, ms(40));
-        echo_all(&mut r, 100..200, ms(48));
-        assert!(r.queue_building(), "the first rise: 8 ms above the floor");
-        // A full queue (80 ms), drained again; back at 48 ms (the srtt within 1 ms).
-        echo_all(&mut r, 200..300, ms(80));
-        echo_all(&mut r, 300..400, ms(40));
-        echo_all(&mut r, 400..500, ms(48));
-        assert!(!r.queue_building(), "8 of the 40 ms the queue reached");
-        echo_all(&mut r, 500..600, ms(65));
-        assert!(r.queue_building(), "25 of 40 ms");
-        // Ten seconds later the peak has fallen back to the present round trips.
-        echo_all(&mut r, 600..5600, ms(40));
-        echo_all(&mut r, 5600..5700, ms(48));
-        assert!(r.queue_building(), "the old peak forgotten");
-    }
-
-    #[test]
-    fn jitter_alone_is_no_queue_sample() {
-        // 40–80 ms round trips (20 ms of jitter each way): +25 ms is jitter there, a queue calm.
-        let (ms, mut x) = (Duration::from_millis, 7u64);
-        let (mut jittery, mut calm) = (DeficitRepair::new(), DeficitRepair::new());
-        for pid in 0..500u32 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-            jittery.on_sent(ms(u64::from(pid) * 2), pid, true, false);
-            let at = ms(u64::from(pid) * 2 + 40 + (x >> 33) % 41);
-            jittery.on_ack(at, &ack(pid, pid, 0), pid + 1, 0.0);
-        }
-        let floor = jittery.queue_floor().unwrap();
-        echo_all(&mut calm, 0..500, floor);
-        for r in [&mut jittery, &mut calm] {
-            r.on_sent(ms(1000), 500, true, false);
-            r.on_ack(ms(1000) + floor + ms(25), &ack(500, 500, 0), 501, 0.0);
-        }
-        let (dev, calm_dev) = (jittery.rtt_deviation(), calm.rtt_deviation());
-        assert!(!jittery.sample_queued(dev) && calm.sample_queued(calm_dev));
-        assert!(jittery.sample_queued(Duration::ZERO), "no jitter term");
     }
 
     #[test]

@@ -184,6 +184,8 @@ pub struct EngineStats {
     pub decoding_buffer_drops: u64,
     /// Datagrams dropped because the transmit queue was full.
     pub transmit_queue_drops: u64,
+    /// DATA datagrams that waited for the pacer (`pacer.rs`) before they left.
+    pub paced_datagrams: u64,
     /// Packets dropped because the local queue was full.
     pub local_queue_drops: u64,
     /// Events dropped because the event queue was full.
@@ -240,7 +242,7 @@ impl EngineStats {
             data_sent, acks_sent, acks_coalesced, bypass_sent, oversize_datagrams, local_sent,
             tcp_acks_synthesized, dup_acks_synthesized, tcp_acks_coalesced, segments_delivered, redeliveries,
             redeliveries_abandoned, rebuild_errors, coding_buffer_drops, repairs_over_budget, decoding_buffer_drops,
-            transmit_queue_drops, local_queue_drops, event_queue_drops, flow_table_full,
+            transmit_queue_drops, paced_datagrams, local_queue_drops, event_queue_drops, flow_table_full,
             flows_reset, resets_sent, receiver_resets, flows_opened, flows_closed, flows_expired, flows_active)
     }
 }

@@ -11,6 +11,7 @@ pub mod paper_profiles;
 pub mod path;
 pub mod policies;
 pub mod policy;
+pub mod policy_overrides;
 pub mod redundancy;
 pub mod run;
 pub mod series;

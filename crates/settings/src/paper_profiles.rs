@@ -56,6 +56,8 @@ impl Policies {
             dof_ack: Switch::Off,
             systematic_when_clean: Switch::Off,
             flight_share: Switch::Off,
+            queue_depth: Switch::Off,
+            pacing: Switch::Off,
         }
     }
 
@@ -116,6 +118,8 @@ mod tests {
             p.dof_ack,
             p.systematic_when_clean,
             p.flight_share,
+            p.queue_depth,
+            p.pacing,
         ] {
             assert_eq!(s, Switch::Off);
         }

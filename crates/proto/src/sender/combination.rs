@@ -235,7 +235,7 @@ impl SenderHalf {
         // combination routine (the one `tcpnc bench codec` measures); it refuses only a range
         // that is not of buffered packets.
         let symbols = self.buffer.range(range).map(|p| p.bytes.as_slice());
-        let queued = cx.out.transmit_data(&header, |out| {
+        let queued = cx.out.transmit_data(cx.now, &header, |out| {
             tcpnc_codec::combine_append(symbols, codec_coefficients, out).is_ok()
         });
         self.ranges_scratch = header.ranges;
@@ -248,7 +248,9 @@ impl SenderHalf {
         if new_source {
             self.newest_sent = Some(range.last);
         }
-        self.repair.on_sent(cx.now, pid, new_source, kind.repair);
+        // Its round trip counts from when it leaves, after the pacer's wait (`pacer.rs`).
+        let departure = cx.out.departure(cx.now);
+        self.repair.on_sent(departure, pid, new_source, kind.repair);
         if kind.uncounted {
             self.repair.uncount(pid);
         }

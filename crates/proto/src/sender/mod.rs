@@ -12,6 +12,7 @@
 mod burst;
 mod combination;
 mod dof_ack;
+mod flight;
 mod nc_ack;
 mod tail;
 
@@ -147,7 +148,7 @@ impl SenderHalf {
             acc: RedundancyAccumulator::new(&cfg.policies.redundancy),
             next_pid: 0,
             loss: LossEstimator::new(),
-            repair: DeficitRepair::new(),
+            repair: DeficitRepair::new().with_queue_depth(cfg.policies.queue_depth.is_on()),
             last_ack_at: None,
             episodes: Episodes::new(),
             probe: None,
@@ -240,7 +241,7 @@ impl SenderHalf {
 
     /// Gives the VBNC controller what this segment shows of the local TCP (`vbnc.rs`).
     fn observe_local_tcp(&mut self, cx: &Context<'_>, pkt: &TcpPacket<'_>) {
-        let rtt = self.repair.srtt();
+        let rtt = self.repair.delay().srtt();
         if let Some(v) = self.vbnc.as_mut() {
             v.observe(&Observation {
                 now: cx.now,

@@ -11,11 +11,8 @@ use super::{AckStamp, SenderHalf};
 use crate::config::{BurstSignal, CongestionRule};
 use crate::context::Context;
 use crate::event::Event;
-use crate::flight_cap::{FLIGHT_CAP_GAIN, FLIGHT_CAP_GAIN_REORDERING, FLIGHT_CAP_ROUNDS};
 use crate::output::Queued;
-use crate::repair::{
-    MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY, SIGNAL_QUEUE_SHARE, congestion_threshold,
-};
+use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY, congestion_threshold};
 
 /// Longest hold of a paused duplicate ACK (Ha & Tsuru §3.3: "the sending schedule of 200 ms,
 /// following the setting of Delay-ACK of the regular TCP").
@@ -79,16 +76,24 @@ impl SenderHalf {
         if correct {
             self.unordering = ack.unordering;
         }
-        let received = self.loss.received;
+        let (received, lost) = (self.loss.received, self.loss.lost);
+        let (reorders, jitter) = (self.reorders(), self.jitter());
+        self.repair.delay_mut().set_reordering(reorders);
         // Under the queue rule, losses judged with a queue building are congestion's: the
         // random loss floor (R, the repair budget, the bitmap signal's threshold) is sampled
         // between such periods only (docs/engine.md, "The random loss floor").
         let congested = cx.config.policies.congestion == CongestionRule::Queue
-            && self.repair.srtt().is_some()
-            && self.repair.queue_building();
+            && self.repair.delay().srtt().is_some()
+            && self.repair.delay().congested(jitter);
         self.loss.set_sampling(!congested);
         self.loss.on_ack(ack, correct, u32::from(self.unordering));
         let delivered = self.loss.received.saturating_sub(received);
+        let lost = self.loss.lost.saturating_sub(lost);
+        let overflowed = self.repair.delay().overflowed();
+        self.repair.delay_mut().on_judged(jitter, lost, delivered);
+        if !overflowed && self.repair.delay().overflowed() {
+            self.loss.forget_floor(); // it sampled the queue's drops as random loss
+        }
         let floor = cx.path.loss_floor;
         cx.path.repair_budget.credit(delivered, floor);
         cx.stats.late_arrivals = self.loss.late;
@@ -147,16 +152,17 @@ impl SenderHalf {
             .on_ack(cx.now, ack, self.next_pid, self.loss.loss_rate());
 
         if cx.config.policies.path_memory.is_on()
-            && let Some(own) = self.repair.rtt_floor()
+            && let Some(own) = self.repair.delay().rtt_floor()
         {
             let path = cx.path.merge_rtt_floor(cx.now, own);
-            self.repair.set_path_floor(Some(path));
+            self.repair.delay_mut().set_path_floor(Some(path));
         }
         // This NC-ACK's own round-trip sample tells whether a queue stood as it arrived.
-        let queued = self.repair.sample_queued(self.jitter());
+        let queued = self.repair.delay().sample_queued(self.jitter());
         cx.path
             .flight_cap
-            .on_ack(cx.now, delivered, self.repair.srtt(), queued);
+            .on_ack(cx.now, delivered, self.repair.delay().srtt(), queued);
+        self.pace(cx);
         cx.stats.flight_cap = self
             .flight_cap_segments(cx)
             .map_or(0, |c| c.min(u64::from(u32::MAX)) as u32);
@@ -174,15 +180,15 @@ impl SenderHalf {
         if cx.config.policies.repair_probe.is_on() {
             self.probe = (!self.buffer.is_empty()).then(|| (cx.now + self.probe_interval(0), 0));
         }
-        let rtt = self.repair.srtt();
+        let rtt = self.repair.delay().srtt();
         let queue = match cx.config.policies.congestion {
             CongestionRule::Loss => true,
-            CongestionRule::Queue => self.repair.queue_building(),
+            CongestionRule::Queue => self.repair.delay().queue_building(),
         };
         if cx.config.policies.bitmap_signal.is_on() {
             let full = match cx.config.policies.congestion {
                 CongestionRule::Loss => true,
-                CongestionRule::Queue => self.repair.queue_within(SIGNAL_QUEUE_SHARE),
+                CongestionRule::Queue => self.repair.delay().signal_queue(),
             };
             self.bitmap_signal(cx, ack, floor, full, stamp);
         }
@@ -211,7 +217,7 @@ impl SenderHalf {
             true => self.loss.judged_bitmap(),
             false => Some((ack.pid_echo, ack.loss_bitmap)),
         };
-        let rtt = self.repair.srtt();
+        let rtt = self.repair.delay().srtt();
         if let Some((echo, bitmap)) = view
             && queue
             && let Some(floor) = floor
@@ -329,68 +335,6 @@ impl SenderHalf {
         (window_bytes >> stamp.window_shift).min(65_535) as u16
     }
 
-    /// The flight cap (`flight_cap.rs`) in bytes of the local TCP's segments, with the policy
-    /// on and the cap and the round-trip floor known.
-    fn flight_cap_bytes(&self, cx: &Context<'_>) -> Option<u32> {
-        let bytes = self
-            .flight_cap_segments(cx)?
-            .saturating_mul(u64::from(self.largest_payload.max(536)));
-        Some(bytes.min(u64::from(u32::MAX)) as u32)
-    }
-
-    /// The flight cap in segments, with the policy on and the cap and floor known: this flow's
-    /// estimate of the path's, or with `flight_share` its share of the path's (the largest
-    /// estimate, `flight_share.rs`).
-    fn flight_cap_segments(&self, cx: &Context<'_>) -> Option<u64> {
-        if !cx.config.policies.flight_cap.is_on() {
-            return None;
-        }
-        let own = self.cap_estimate(cx, self.loss.random_loss_rate())?;
-        let share = &cx.path.flight_share;
-        Some(match cx.config.policies.flight_share.is_on() {
-            true => share.cap_for(share.path_cap(own), self.reported_flight),
-            false => own,
-        })
-    }
-
-    /// An estimate of the path's flight cap (`flight_cap.rs`), segments: the arrival rate all
-    /// flows share over this flow's own round-trip floor and a random loss rate `loss`.
-    fn cap_estimate(&self, cx: &Context<'_>, loss: f64) -> Option<u64> {
-        let delivery = 1.0 - loss;
-        let gain = match self.reorders() {
-            false => FLIGHT_CAP_GAIN,
-            true => FLIGHT_CAP_GAIN_REORDERING,
-        };
-        let floor = self.repair.rtt_floor()?;
-        cx.path.flight_cap.cap_segments(floor, delivery, gain)
-    }
-
-    /// Reports the local TCP's flight to the path (`flight_share.rs`): from the ack last given
-    /// to it to the end of its newest segment, in segments.
-    pub(super) fn report_flight(&mut self, cx: &mut Context<'_>) {
-        let bytes = match (self.last_tcp_ack, self.buffer.next_seq()) {
-            (Some((ack, _)), Some(end)) => seq_diff(end, ack).max(0) as u64,
-            _ => 0,
-        };
-        let segments = bytes.div_ceil(u64::from(self.largest_payload.max(536)));
-        cx.path
-            .flight_share
-            .report(&mut self.reported_flight, segments);
-        // At its loss rate once known, full delivery before (`flight_share.rs`).
-        let estimate = self.cap_estimate(cx, self.loss.known_random_loss_rate());
-        if let (Some(estimate), Some(floor)) = (estimate, self.repair.rtt_floor()) {
-            let age = floor.saturating_mul(FLIGHT_CAP_ROUNDS as u32);
-            let share = &mut cx.path.flight_share;
-            share.estimate(&mut self.reported_cap, estimate, cx.now, age);
-        }
-    }
-
-    /// The flight and the estimate of the path's cap last reported to the path
-    /// (`flight_share.rs`), segments.
-    pub fn reported(&self) -> (u64, u64) {
-        (self.reported_flight, self.reported_cap)
-    }
-
     /// The window that keeps the right edge last given to the local TCP where it was for an
     /// ACK of `ack` (0 past it): the flight cap holds the edge rather than moving it back
     /// (RFC 9293 §3.8.6).
@@ -487,7 +431,7 @@ impl SenderHalf {
         // would add to what the queue drops; alone, it is the queue, and its repairs are
         // clocked by what it delivers.
         let alone = cx.out.stats.flows_active <= 1;
-        let crawling = self.resends_only(cx) && (alone || !self.repair.queue_building());
+        let crawling = self.resends_only(cx) && (alone || !self.repair.delay().queue_building());
         let held = self.window_held() || crawling;
         if !held || (self.loss.lost_dof as usize) < self.coding_window(cx) {
             return 0;
@@ -505,9 +449,11 @@ impl SenderHalf {
     /// is left to the tail repair and the probe: many short flows ending together would
     /// otherwise all repair beyond the budget into the queue they overflowed.
     fn resends_only(&self, cx: &Context<'_>) -> bool {
-        let (Some(new), Some(resent), Some(rtt)) =
-            (self.last_new_at, self.last_resent_at, self.repair.srtt())
-        else {
+        let (Some(new), Some(resent), Some(rtt)) = (
+            self.last_new_at,
+            self.last_resent_at,
+            self.repair.delay().srtt(),
+        ) else {
             return false;
         };
         cx.now.saturating_sub(new) >= rtt && cx.now.saturating_sub(resent) < rtt * 2
@@ -561,7 +507,11 @@ impl SenderHalf {
     /// Two combination round trips (100 ms before one is measured), doubled per probe already
     /// sent: the NC layer's tail-loss probe, below TCP's own retransmission timeout.
     fn probe_interval(&self, probes: u32) -> Duration {
-        let rtt = self.repair.srtt().unwrap_or(Duration::from_millis(100));
+        let rtt = self
+            .repair
+            .delay()
+            .srtt()
+            .unwrap_or(Duration::from_millis(100));
         (rtt * 2).max(Duration::from_millis(10)) * (1 << probes.min(MAX_PROBES))
     }
 

@@ -27,7 +27,7 @@ impl SenderHalf {
     pub(super) fn jitter(&self) -> Duration {
         match self.reorders() {
             false => Duration::ZERO,
-            true => self.repair.rtt_deviation(),
+            true => self.repair.delay().rtt_deviation(),
         }
     }
 
@@ -41,7 +41,7 @@ impl SenderHalf {
     /// Moves the pause deadline after an arrival was coded (with a repair and `tail_repair`).
     pub(super) fn arm_tail(&mut self, cx: &Context<'_>) {
         if cx.config.policies.tail_repair.is_on() && cx.config.policies.repair.repairs() {
-            self.tail = Some(cx.now + pause_gap(self.repair.srtt(), self.jitter()));
+            self.tail = Some(cx.now + pause_gap(self.repair.delay().srtt(), self.jitter()));
         }
     }
 
@@ -82,7 +82,7 @@ impl SenderHalf {
         let paused = self.tail.is_none() && !self.buffer.is_empty();
         // With a queue at the bottleneck the loss may be its drops, and repairs beyond the
         // mean would add to them (a hundred short flows ending together into one queue).
-        if !(on && paused) || lost_dof == 0 || self.repair.sample_queued(self.jitter()) {
+        if !(on && paused) || lost_dof == 0 || self.repair.delay().sample_queued(self.jitter()) {
             return 0;
         }
         let (sent, echoed) = (self.repair.sent_counts(), self.repair.echoed_counts());
@@ -97,7 +97,7 @@ impl SenderHalf {
     /// its flight drains to a window just cut (a duplicate ACK within two round trips); one
     /// that has sent all it had waits for the application.
     pub(super) fn ignored_advance(&self, now: Duration) -> bool {
-        let Some(rtt) = self.repair.srtt() else {
+        let Some(rtt) = self.repair.delay().srtt() else {
             return false;
         };
         let cutting = self
@@ -123,7 +123,7 @@ impl SenderHalf {
     /// round trips. A stream between frames or a request-response flow keeps no standing
     /// queue, so a loss burst in its bitmap is the path's.
     pub(super) fn application_limited(&self, now: Duration) -> bool {
-        let Some(rtt) = self.repair.srtt() else {
+        let Some(rtt) = self.repair.delay().srtt() else {
             return false;
         };
         self.ignored_advance(now)
@@ -139,6 +139,7 @@ impl SenderHalf {
         let on = cx.config.policies.tail_recovery.is_on();
         let Some(floor) = self
             .repair
+            .delay()
             .rtt_floor()
             .filter(|_| on && !self.buffer.is_empty())
         else {
@@ -171,11 +172,11 @@ impl SenderHalf {
         let echoed = self.repair.echoed_counts();
         if echoed.combinations >= mark.combinations
             || self.buffer.is_empty()
-            || self.repair.sample_queued(self.jitter())
+            || self.repair.delay().sample_queued(self.jitter())
         {
             return;
         }
-        let silence = pause_gap(self.repair.srtt(), self.jitter());
+        let silence = pause_gap(self.repair.delay().srtt(), self.jitter());
         if let Some(at) = self.last_ack_at
             && cx.now < at + silence
         {
@@ -202,7 +203,7 @@ impl SenderHalf {
         }
         let delivery = 1.0 - self.loss.random_loss_rate();
         let slots = cx.path.flight_cap.slot_rate(delivery)?;
-        let gap = pause_gap(self.repair.srtt(), self.jitter());
+        let gap = pause_gap(self.repair.delay().srtt(), self.jitter());
         Some((gap.as_secs_f64() * slots).floor() as u32)
     }
 
