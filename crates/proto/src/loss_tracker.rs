@@ -309,7 +309,7 @@ impl LossEstimator {
     }
 
     /// Forgets the random loss windows so far (the prior, the complete windows and the current
-    /// one): they took a queue's drops for random loss (`queue_delay.rs`, a shallow queue seen
+    /// one): they took a queue's drops for random loss (`queue_delay.rs`: a shallow queue, seen
     /// to overflow only now). The floor is then unknown until [`MIN_SAMPLED`] Pids are sampled.
     pub fn forget_floor(&mut self) {
         self.rates.clear();

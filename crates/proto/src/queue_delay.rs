@@ -17,7 +17,7 @@
 //!   10 packets, 6 ms at 20 Mbit/s over a 41 ms floor) overflows below the fixed evidence of
 //!   floor/8 (5 ms): its drops were then sampled as random loss, R rose towards 2 and the
 //!   doubled load overflowed the queue further (a loss estimate of 81 %, 67 thousand queue drops
-//!   in a 20 MB transfer: docs/lab.md, "A shallow queue"). With the depth known, the evidence is
+//!   in a 20 MB transfer: docs/lab.md, "Issue 10's targets, stop 46"). With the depth known, the evidence is
 //!   half the depth when that is less than floor/8, and the flight cap leaves three quarters
 //!   of the depth for the queue instead of three quarters of a floor ([`QueueDelay::cap_gain`]).
 //!   The depth never falls: the recent peak does, towards a round trip the cap itself holds
@@ -178,10 +178,11 @@ impl QueueDelay {
     }
 
     /// Whether the deepest queue seen is shallow, with `queue_depth` on a path that does not
-    /// reorder: its [`DEPTH_EVIDENCE_SHARE`] less than floor/[`QUEUE_EVIDENCE`]. Never over a
+    /// reorder, once it overflowed: its [`DEPTH_EVIDENCE_SHARE`] less than
+    /// floor/[`QUEUE_EVIDENCE`] (not clamped to [`QUEUE_EVIDENCE_MIN`]). Hardly ever over a
     /// floor of a few milliseconds (a LAN, a host's own loop): a host's scheduling alone lifts
-    /// such a round trip by more than any depth it could call shallow, and pacing there would
-    /// wake the gateway for every datagram at a gigabit.
+    /// such a round trip by more than a depth under a quarter of the floor, and pacing there
+    /// would wake the gateway for every datagram at a gigabit.
     pub fn shallow(&self) -> bool {
         match (self.depth(), self.queue_floor()) {
             (Some(d), Some(f)) => {
@@ -192,7 +193,7 @@ impl QueueDelay {
     }
 
     /// Whether the evidence and the cap scale to the deepest queue: `queue_depth`, on a path
-    /// that does not reorder.
+    /// that does not reorder, once the queue has been seen to overflow.
     fn scales(&self) -> bool {
         self.depth_scaled && !self.reordering && self.overflowed
     }

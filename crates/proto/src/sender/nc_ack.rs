@@ -91,7 +91,7 @@ impl SenderHalf {
         let lost = self.loss.lost.saturating_sub(lost);
         let overflowed = self.repair.delay().overflowed();
         self.repair.delay_mut().on_judged(jitter, lost, delivered);
-        if !overflowed && self.repair.delay().overflowed() {
+        if !overflowed && self.repair.delay().overflowed() && self.repair.delay().shallow() {
             self.loss.forget_floor(); // it sampled the queue's drops as random loss
         }
         let floor = cx.path.loss_floor;
