@@ -290,12 +290,13 @@ impl QueueDelay {
         Some(self.rtt_max?.saturating_sub(self.queue_floor()?))
     }
 
-    /// The flight cap's gain for this flow (`flight_cap.rs`): `gain`, or with `queue_depth` on
-    /// a path that does not reorder 1 + [`DEPTH_CAP_SHARE`] × the deepest queue seen over this
-    /// flow's floor when less.
+    /// The flight cap's gain for this flow (`flight_cap.rs`): `gain`, or once the queue
+    /// overflowed at a depth under half the floor 1 + [`DEPTH_CAP_SHARE`] × the depth over
+    /// this flow's floor when less. Not on a deeper queue: there the flows of one path, each
+    /// with its own verdict of overflow, shared the path unequally (`tests/flight_share.rs`).
     pub fn cap_gain(&self, gain: f64) -> f64 {
         match (self.depth(), self.rtt_floor) {
-            (Some(d), Some(f)) if self.scales() && !f.is_zero() => {
+            (Some(d), Some(f)) if self.scales() && d < f / 2 && !f.is_zero() => {
                 gain.min(1.0 + DEPTH_CAP_SHARE * d.as_secs_f64() / f.as_secs_f64())
             }
             _ => gain,
