@@ -146,9 +146,9 @@ pub struct Policies {
     /// flows with something in flight and what the others leave (docs/engine.md "Flight cap
     /// shared between flows"). Off: each flow may fill the whole cap of its own estimate.
     pub flight_share: Switch,
-    /// Under the queue rule: the queue evidence and the flight cap's room scaled to the
-    /// deepest queue the flow has seen, so that a shallow queue's drops are not taken for
-    /// random loss (docs/engine.md "A shallow queue").
+    /// Under the queue rule, once the queue is seen to overflow: the queue evidence and the
+    /// flight cap's room scaled to the deepest queue the flow has seen, so that a shallow
+    /// queue's drops are not taken for random loss (docs/engine.md "A shallow queue").
     pub queue_depth: Switch,
     /// With `queue_depth`, on a shallow queue: the DATA datagrams leave at the path's measured
     /// rate, in bursts of no more than the queue holds (docs/engine.md "Pacing").

@@ -183,9 +183,10 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flight_share: Option<Switch>,
-    /// The queue evidence and the flight cap's room scaled to the deepest queue seen (a
-    /// shallow queue's drops are congestion, not random loss). Default: on (off in the paper
-    /// profiles; docs/engine.md "A shallow queue").
+    /// Under the queue rule, once the queue is seen to overflow: the queue evidence and the
+    /// flight cap's room scaled to the deepest queue seen, so that a shallow queue's drops are
+    /// congestion, not random loss. Default: on (off in the paper profiles; docs/engine.md "A
+    /// shallow queue").
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_depth: Option<Switch>,
