@@ -12,16 +12,14 @@
 
 mod common;
 
+use common::TestRng;
 use common::bottleneck::Bottleneck;
+use common::greedy::{Greedy, GreedyTcp};
 use common::timed::acknowledge_delivered;
-use common::{TestRng, bulk_segment, ms};
 use tcpnc_proto::config::EngineConfig;
 use tcpnc_proto::config::Switch;
-use tcpnc_proto::tcp::{TcpPacket, seq_diff};
 use tcpnc_proto::{Engine, FlowStats};
 
-const ISN: u32 = 1_000;
-const SEG: u32 = 1_000;
 const SEGMENTS: u32 = 6_000;
 const DELAY_MS: u64 = 10;
 const QUEUE: usize = 20;
@@ -45,36 +43,25 @@ fn engine(flight_cap: Switch, seed: u64) -> Engine {
     Engine::new(cfg, seed).unwrap()
 }
 
-/// Segments the greedy TCP may send: all that its last window allows.
-fn sendable(next: u32, acked: u32, window: u32) -> bool {
-    next < SEGMENTS && (next - acked) * SEG < window
-}
-
 /// Runs the transfer for at most 20 s of virtual time.
 fn transfer(flight_cap: Switch, seed: u64) -> Run {
     let (mut a, mut b) = (engine(flight_cap, seed), engine(flight_cap, seed ^ 0x5EED));
     let mut rng = TestRng(seed | 1);
     let mut link = Bottleneck::new(QUEUE, LOSS, DELAY_MS, WARM_UP_MS);
-    let (mut next, mut acked, mut window) = (0u32, 0u32, 65_535u32);
+    let how = Greedy {
+        slow_start: false,
+        rto: false,
+    };
+    let mut tcp = GreedyTcp::new(SEGMENTS, how);
     let mut largest_flight = 0u32;
     for now in 0..20_000u64 {
         link.deliver_to_a(&mut a, now);
-        while let Some(p) = a.poll_local() {
-            let tcp = TcpPacket::parse(&p).unwrap().tcp;
-            let offset = seq_diff(tcp.ack, ISN);
-            if offset >= 0 {
-                acked = acked.max(offset as u32 / SEG);
-                window = u32::from(tcp.window);
-            }
-        }
-        if acked == SEGMENTS {
+        tcp.read_acks(&mut a);
+        if tcp.done() {
             return finish(true, &a, &link, largest_flight);
         }
-        while sendable(next, acked, window) {
-            a.handle_local(ms(now), &bulk_segment(ISN, next, SEG));
-            next += 1;
-        }
-        largest_flight = largest_flight.max(next - acked);
+        tcp.send(&mut a, now);
+        largest_flight = largest_flight.max(tcp.flight());
         link.carry_to_b(&mut a, &mut b, now, &mut rng);
         acknowledge_delivered(&mut b, now);
         link.carry_back(&mut b, now);

@@ -15,16 +15,14 @@
 
 mod common;
 
+use common::TestRng;
 use common::bottleneck::Bottleneck;
+use common::greedy::{Greedy, GreedyTcp};
 use common::timed::acknowledge_delivered;
-use common::{TestRng, bulk_segment, ms};
 use tcpnc_proto::config::EngineConfig;
 use tcpnc_proto::config::{Policies, Switch};
-use tcpnc_proto::tcp::{TcpPacket, seq_diff};
 use tcpnc_proto::{Engine, FlowStats};
 
-const ISN: u32 = 1_000;
-const SEG: u32 = 1_000;
 const SEGMENTS: u32 = 8_000;
 const DELAY_MS: u64 = 20;
 const QUEUE: usize = 6;
@@ -56,34 +54,20 @@ fn transfer(switches: (Switch, Switch), seed: u64) -> Run {
     let (mut a, mut b) = (engine(switches, seed), engine(switches, seed ^ 0x5EED));
     let mut rng = TestRng(seed | 1);
     let mut link = Bottleneck::new(QUEUE, LOSS, DELAY_MS, WARM_UP_MS);
-    let (mut next, mut acked, mut window) = (0u32, 0u32, 65_535u32);
-    let (mut delivered_all, mut progress, mut finished_ms) = (false, (0u32, 0u64), 30_000);
+    let how = Greedy {
+        slow_start: true,
+        rto: true,
+    };
+    let mut tcp = GreedyTcp::new(SEGMENTS, how);
+    let (mut delivered_all, mut finished_ms) = (false, 30_000);
     for now in 0..30_000u64 {
         link.deliver_to_a(&mut a, now);
-        while let Some(p) = a.poll_local() {
-            let tcp = TcpPacket::parse(&p).unwrap().tcp;
-            let offset = seq_diff(tcp.ack, ISN);
-            if offset >= 0 {
-                acked = acked.max(offset as u32 / SEG);
-                window = u32::from(tcp.window);
-            }
-        }
-        if acked == SEGMENTS {
+        tcp.read_acks(&mut a);
+        if tcp.done() {
             (delivered_all, finished_ms) = (true, now);
             break;
         }
-        // TCP's retransmission timeout (RFC 6298's 1 s): the first unacknowledged segment again.
-        if acked > progress.0 {
-            progress = (acked, now);
-        } else if now - progress.1 >= 1_000 {
-            a.handle_local(ms(now), &bulk_segment(ISN, acked, SEG));
-            progress.1 = now;
-        }
-        // Slow start from RFC 6928's 10 segments, one more per segment acknowledged.
-        while next < SEGMENTS && (next - acked) * SEG < window.min((10 + acked) * SEG) {
-            a.handle_local(ms(now), &bulk_segment(ISN, next, SEG));
-            next += 1;
-        }
+        tcp.send(&mut a, now);
         link.carry_to_b(&mut a, &mut b, now, &mut rng);
         acknowledge_delivered(&mut b, now);
         link.carry_back(&mut b, now);

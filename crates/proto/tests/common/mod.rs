@@ -6,6 +6,7 @@ pub mod bottleneck;
 mod channel;
 pub mod flows;
 pub mod frames;
+pub mod greedy;
 pub mod timed;
 
 // Not every test binary uses every part of the harness.
