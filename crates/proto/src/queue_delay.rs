@@ -199,7 +199,8 @@ impl QueueDelay {
     }
 
     /// Counts the Pids an NC-ACK judged (`lost` of them lost, `received` arrived) by whether
-    /// its own sample showed a queue at the depth's scale, until the losses are seen to
+    /// the latest round-trip sample showed a queue at the depth's scale (the NC-ACK before gave
+    /// it: an NC-ACK's own is taken after its losses are judged), until the losses are seen to
     /// concentrate there ([`OVERFLOW_RATIO`]): only then is the depth the queue's, not the
     /// little a flow has explored of a deep queue (a flow capped at one BDP early never fills
     /// it; scaled anyway, its cap collapsed on Gilbert-Elliott bursts, docs/lab.md).
