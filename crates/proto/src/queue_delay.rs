@@ -17,9 +17,10 @@
 //!   10 packets, 6 ms at 20 Mbit/s over a 41 ms floor) overflows below the fixed evidence of
 //!   floor/8 (5 ms): its drops were then sampled as random loss, R rose towards 2 and the
 //!   doubled load overflowed the queue further (a loss estimate of 81 %, 67 thousand queue drops
-//!   in a 20 MB transfer: docs/lab.md, "Issue 10's targets, stop 46"). With the depth known, the evidence is
-//!   half the depth when that is less than floor/8, and the flight cap leaves three quarters
-//!   of the depth for the queue instead of three quarters of a floor ([`QueueDelay::cap_gain`]).
+//!   in a 20 MB transfer: docs/lab.md, "Issue 10's targets, stop 46"). With the depth known,
+//!   the evidence is half the depth when that is less than floor/8, and on a queue under half
+//!   a floor deep the flight cap leaves three quarters of the depth for the queue instead of
+//!   three quarters of a floor ([`QueueDelay::cap_gain`]).
 //!   The depth never falls: the recent peak does, towards a round trip the cap itself holds
 //!   down, and a gain drawn from it ratcheted the cap down (112 to 88 segments on a one-BDP
 //!   queue, docs/lab.md). And it counts only once the queue has been seen to overflow there

@@ -51,10 +51,8 @@ impl SenderHalf {
             false => FLIGHT_CAP_GAIN,
             true => FLIGHT_CAP_GAIN_REORDERING,
         };
-        let gain = match self.paces(cx) {
-            true => self.repair.delay().cap_gain(base).max(PACED_CAP_GAIN),
-            false => self.repair.delay().cap_gain(base),
-        };
+        let floor_gain = if self.paces(cx) { PACED_CAP_GAIN } else { 1.0 };
+        let gain = self.repair.delay().cap_gain(base).max(floor_gain);
         let floor = self.repair.delay().rtt_floor()?;
         cx.path.flight_cap.cap_segments(floor, delivery, gain)
     }
