@@ -44,6 +44,22 @@ impl BurstFit {
         1.0 / self.r
     }
 
+    /// The share of the loss that is a burst's first packet, relative to independent loss at
+    /// the same rate: `r / (1 − π)` with π = `p / (p + r)` the mean loss, at most 1 (issue 10
+    /// mechanism 4, `burst_redundancy`). Independent loss (`r = 1 − π`) gives 1; bursts of mean
+    /// 4 at 5 % give 0.26, of mean 8 0.13. A burst's first loss is as unforeseeable as an
+    /// independent one; the rest of it follows the first and is reported together with it, so
+    /// the NC-ACK's deficit repair answers it exactly where redundancy spread over every
+    /// window would mostly arrive between bursts, to no use (docs/engine.md "Burst-aware
+    /// redundancy").
+    pub fn event_share(&self) -> f64 {
+        let mean = self.p / (self.p + self.r);
+        if !(self.p > 0.0 && self.r > 0.0 && mean < 1.0) {
+            return 1.0; // no loss, no burst ended, or nothing but loss: nothing to go by
+        }
+        (self.r / (1.0 - mean)).min(1.0)
+    }
+
     /// The coding window that keeps the seen-ACK moving through a loss burst (issue 10
     /// mechanism 4). A burst of `L` combinations leaves the receiver `L` degrees of freedom
     /// short; the next combination makes the first unseen packet *seen* (Sundararajan et al.
@@ -213,6 +229,28 @@ mod tests {
     use super::*;
 
     /// The cover is the 99th percentile of the geometric burst length plus one, bounded.
+    #[test]
+    fn the_event_share_is_one_for_independent_loss_and_falls_with_the_burst() {
+        // Independent loss at 5 %: P(bad → good) = 0.95.
+        let iid = BurstFit { p: 0.05, r: 0.95 };
+        assert!((iid.event_share() - 1.0).abs() < 1e-12);
+        // The lab's Gilbert-Elliott 5 %, bursts of 4 and 8: p = π·r / (1 − π).
+        let ge = |pi: f64, burst: f64| {
+            let r = 1.0 / burst;
+            BurstFit {
+                p: pi * r / (1.0 - pi),
+                r,
+            }
+        };
+        assert!((ge(0.05, 4.0).event_share() - 0.25 / 0.95).abs() < 1e-9);
+        assert!((ge(0.05, 8.0).event_share() - 0.125 / 0.95).abs() < 1e-9);
+        // A fit noisier than independent loss (shorter runs than chance) stays at 1, and a
+        // fit with no burst ended (r = 0) or no good state gives 1.
+        assert_eq!(BurstFit { p: 0.1, r: 0.99 }.event_share(), 1.0);
+        assert_eq!(BurstFit { p: 0.1, r: 0.0 }.event_share(), 1.0);
+        assert_eq!(BurstFit { p: 0.0, r: 0.5 }.event_share(), 1.0);
+    }
+
     #[test]
     fn the_cover_reaches_past_ninety_nine_bursts_in_a_hundred() {
         let cover = |mean: f64| {

@@ -38,6 +38,9 @@ pub struct PathEstimate {
     /// Latest burst cover of a flow that knew one (`burst_window`,
     /// `loss_burst::BurstFit::cover`), packets; 0 before.
     pub burst_window: u16,
+    /// Latest loss-event share of a flow that knew one (`burst_redundancy`,
+    /// `loss_burst::BurstFit::event_share`); `None` before.
+    pub event_share: Option<f64>,
     /// The repair tokens the flows share (`repair_budget.rs`).
     pub repair_budget: RepairBudget,
     /// Smallest smoothed combination round trip a flow measured (the path without a queue)

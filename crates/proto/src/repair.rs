@@ -16,7 +16,10 @@
 //! after `e`, `n_s` new packets first included in them, `n_r` of them repairs, and `q` the
 //! delivery rate estimated from the loss bitmaps (1 − p̂, at least [`MIN_DELIVERY`]):
 //!
-//! * expected deficit once the flight lands: `D = d + n_s − q·n_c`;
+//! * expected deficit once the flight lands: `D = d + n_s − q_f·n_c`, where the flight is
+//!   expected to lose `1 − q_f = s·(1 − q)` with `s` the share of the loss that starts a burst
+//!   (1, unless `burst_redundancy` fits the loss record with bursts: a burst's later losses
+//!   are not foreseen but reported and repaired then, `loss_burst::BurstFit::event_share`);
 //! * if the ACK did not advance (the oldest hole is out of the coding window, so only repairs,
 //!   which cover the whole buffer, can fill it): `D = max(D, d − q·n_r)`;
 //! * send `round(D / q)` repairs when `D ≥ 1` (at most [`MAX_REPAIRS_PER_ACK`]).
@@ -127,6 +130,9 @@ pub struct DeficitRepair {
     /// combination in flight covers a reported deficit. Not with a systematic code, whose
     /// uncoded packets cover only themselves and whose coded ones reach W back.
     covering: bool,
+    /// The share of the loss rate the flight is expected to lose before the NC-ACKs report
+    /// it (`burst_redundancy`: `loss_burst::BurstFit::event_share`; 1 = all of it).
+    event_share: f64,
 }
 
 impl Default for DeficitRepair {
@@ -149,6 +155,7 @@ impl DeficitRepair {
             echoed: None,
             at_last_source: SentCounts::default(),
             covering: true,
+            event_share: 1.0,
         }
     }
 
@@ -157,6 +164,12 @@ impl DeficitRepair {
     /// repairs in flight count against a reported deficit.
     pub fn set_covering(&mut self, covering: bool) {
         self.covering = covering;
+    }
+
+    /// The share of the loss rate the combinations in flight are expected to lose (the rest
+    /// comes in bursts that the NC-ACKs report and the repair answers then); 1 by default.
+    pub fn set_event_share(&mut self, share: f64) {
+        self.event_share = share.clamp(0.0, 1.0);
     }
 
     /// Records the combination sent with `pid`: it is the first to include a new packet
@@ -224,7 +237,8 @@ impl DeficitRepair {
         let repairs = (self.repairs - at.repairs) as f64 - uncounted;
         let in_flight = f64::from(after) - uncounted;
         let expected = if self.covering {
-            let expected = deficit + new_sources - q * in_flight;
+            let arriving = 1.0 - (1.0 - q) * self.event_share;
+            let expected = deficit + new_sources - arriving * in_flight;
             match stalled {
                 true => expected.max(deficit - q * repairs),
                 false => expected,
@@ -331,6 +345,23 @@ mod tests {
         assert_eq!(k, 2); // 2 / 0.9 = 2.2
         send_repairs(&mut r, &mut pid, k);
         assert_eq!(r.on_ack(Duration::ZERO, &ack(100, 10, 2), pid, 0.1), 0);
+    }
+
+    /// On a bursty path the flight is expected to lose only its bursts' first packets: at
+    /// R = 1 the repair for a reported deficit pre-empts a quarter of the mean loss.
+    #[test]
+    fn a_bursty_flight_is_expected_to_lose_less() {
+        let sent = |share: f64| {
+            let mut r = DeficitRepair::new();
+            r.set_event_share(share);
+            let mut pid = 0;
+            send(&mut r, &mut pid, 10, 10);
+            send(&mut r, &mut pid, 40, 40);
+            r.on_ack(Duration::ZERO, &ack(100, 9, 2), pid, 0.1)
+        };
+        assert_eq!(sent(1.0), 7); // (2 + 40 − 0.9·40) / 0.9 = 6.7
+        assert_eq!(sent(0.25), 3); // (2 + 40 − 0.975·40) / 0.9 = 3.3
+        assert_eq!(sent(7.0), 7); // clamped to 1
     }
 
     #[test]

@@ -74,6 +74,10 @@ pub struct FlowStats {
     /// The coding window the path's loss bursts ask for (`burst_window`: the 99th percentile
     /// of the random record's fitted burst length, plus one); 0 until known.
     pub burst_window: u16,
+    /// The share of the random loss rate that R and the deficit repair's flight expectation
+    /// cover (`burst_redundancy`: `loss_burst::BurstFit::event_share`), thousandths; 1000 =
+    /// all of it (independent loss, or the policy off).
+    pub event_share_permille: u32,
     /// The flight cap given to the local TCP (`flight_cap`), segments; 0 while none applies.
     pub flight_cap: u32,
     /// Combinations first reported missing and later received (Ha & Tsuru §3.1: late
@@ -223,7 +227,7 @@ impl FlowStats {
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
             data_sent, redundant_sent, repairs_sent, repair_probes, tail_repairs, pause_repairs, tail_probes, burst_repairs, repairs_over_budget, held_repairs, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
-            tcp_acks_coalesced, coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, burst_window, flight_cap, late_arrivals, acks_paused, acks_stale,
+            tcp_acks_coalesced, coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, burst_window, event_share_permille, flight_cap, late_arrivals, acks_paused, acks_stale,
             unordering,
             late_received, data_received, innovative, non_innovative,
             acks_sent, acks_coalesced, segments_delivered, bytes_delivered, redeliveries, pure_acks_suppressed)

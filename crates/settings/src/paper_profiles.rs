@@ -58,6 +58,7 @@ impl Policies {
             flight_share: Switch::Off,
             queue_depth: Switch::Off,
             pacing: Switch::Off,
+            burst_redundancy: Switch::Off,
         }
     }
 
@@ -120,6 +121,7 @@ mod tests {
             p.flight_share,
             p.queue_depth,
             p.pacing,
+            p.burst_redundancy,
         ] {
             assert_eq!(s, Switch::Off);
         }

@@ -153,6 +153,11 @@ pub struct Policies {
     /// With `queue_depth`, on a shallow queue: the DATA datagrams leave at the path's measured
     /// rate, in bursts of no more than the queue holds (docs/engine.md "Pacing").
     pub pacing: Switch,
+    /// R and the deficit repair's expectation of the flight's losses cover only the share of
+    /// the random loss that starts a burst (the Gilbert fit's loss-event share); the rest of a
+    /// burst is reported by the NC-ACKs and repaired then (docs/engine.md "Burst-aware
+    /// redundancy"). Off: they cover the whole random loss rate.
+    pub burst_redundancy: Switch,
 }
 
 impl Default for Policies {
@@ -211,6 +216,7 @@ impl Policies {
             flight_share: Switch::On,
             queue_depth: Switch::On,
             pacing: Switch::On,
+            burst_redundancy: Switch::On,
         }
     }
 
@@ -282,6 +288,7 @@ impl Policies {
             flight_share: o.flight_share.unwrap_or(self.flight_share),
             queue_depth: o.queue_depth.unwrap_or(self.queue_depth),
             pacing: o.pacing.unwrap_or(self.pacing),
+            burst_redundancy: o.burst_redundancy.unwrap_or(self.burst_redundancy),
         }
     }
 

@@ -196,6 +196,14 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing: Option<Switch>,
+    /// R and the deficit repair's expectation of the flight's losses cover only the share of
+    /// the random loss that starts a burst (the Gilbert fit's loss-event share: 1 for
+    /// independent loss, 0.26 for bursts of 4 at 5 %); the NC-ACKs report the rest of a burst
+    /// and the deficit repair answers it. Default: on (off in the paper profiles;
+    /// docs/engine.md "Burst-aware redundancy").
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_redundancy: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -232,13 +240,14 @@ impl From<Policies> for PolicyOverrides {
             flight_share: Some(p.flight_share),
             queue_depth: Some(p.queue_depth),
             pacing: Some(p.pacing),
+            burst_redundancy: Some(p.burst_redundancy),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 30] = [
+    pub const KEYS: [&'static str; 31] = [
         "window",
         "redundancy",
         "scheme",
@@ -269,5 +278,6 @@ impl PolicyOverrides {
         "flight_share",
         "queue_depth",
         "pacing",
+        "burst_redundancy",
     ];
 }

@@ -90,6 +90,9 @@ pub struct SenderHalf {
     /// The coding window the path's loss bursts ask for (`burst_window`,
     /// `loss_burst::BurstFit::cover`); 0 until known.
     burst_window: u16,
+    /// The share of the random loss rate that R and the deficit repair's flight expectation
+    /// cover (`burst_redundancy`, `loss_burst::BurstFit::event_share`); 1 until known.
+    event_share: f64,
     /// The losses a bitmap of the path's random loss reaches (`burst_signal`).
     bitmap_bound: BitmapLossBound,
     /// A duplicate NC-ACK the sink flagged PAUSE, held from the local TCP until this deadline
@@ -164,6 +167,7 @@ impl SenderHalf {
             largest_payload: 0,
             unordering: 0,
             burst_window: 0,
+            event_share: 1.0,
             bitmap_bound: BitmapLossBound::default(),
             paused: None,
             vbnc: cfg
@@ -193,11 +197,17 @@ impl SenderHalf {
         if !cfg.policies.path_memory.is_on() {
             return self;
         }
+        if cfg.policies.burst_redundancy.is_on()
+            && let Some(share) = path.event_share
+        {
+            self.event_share = share;
+            self.repair.set_event_share(share);
+        }
         if let Some(floor) = path.loss_floor {
             self.loss.set_prior(floor);
             if cfg.policies.redundancy.adapts() {
                 self.acc
-                    .set_factor(cfg.policies.redundancy.factor_for(floor));
+                    .set_factor(cfg.policies.redundancy.factor_for(floor * self.event_share));
             }
         }
         if cfg.policies.unordering.is_on() {

@@ -115,12 +115,22 @@ impl SenderHalf {
             cx.path.burst_window = self.burst_window;
         }
         cx.stats.burst_window = self.burst_window;
+        // Burst-aware redundancy: R and the flight's expected loss cover a burst's first loss
+        // only; the NC-ACKs report the rest and the deficit repair answers it.
+        if cx.config.policies.burst_redundancy.is_on()
+            && let Some(fit) = self.loss.random_burst_fit()
+        {
+            self.event_share = fit.event_share();
+            self.repair.set_event_share(self.event_share);
+            cx.path.event_share = Some(self.event_share);
+        }
+        cx.stats.event_share_permille = (self.event_share * 1000.0).round() as u32;
         if cx.config.policies.redundancy.adapts() {
             let r = cx
                 .config
                 .policies
                 .redundancy
-                .factor_for(self.loss.random_loss_rate());
+                .factor_for(self.loss.random_loss_rate() * self.event_share);
             self.acc.set_factor(r);
         }
         cx.stats.redundancy_permille = (self.acc.factor() * 1000.0).round() as u64;
