@@ -136,20 +136,6 @@ impl LossEstimator {
             .flatten()
     }
 
-    /// The fit the loss-event share is read from (`burst_redundancy`,
-    /// `BurstFit::event_share`): the random record's ([`LossEstimator::random_burst_fit`]) once
-    /// known, before that the whole record's once [`MIN_QUIET_BURSTS`] bursts ended in it. A
-    /// flow that keeps a queue standing judges few Pids quietly and may never know the random
-    /// fit; a drop-tail queue's overflow in the whole record can only lower the share, and its
-    /// drops are congestion that no advance cover should answer either.
-    pub fn event_fit(&self) -> Option<BurstFit> {
-        self.random_burst_fit().or_else(|| {
-            (self.bursts.bursts_ended() >= MIN_QUIET_BURSTS)
-                .then(|| self.bursts.fit())
-                .flatten()
-        })
-    }
-
     fn status_of(&self, pid: u32) -> Status {
         match self.status[pid as usize % STATUS_RING] {
             slot if slot.pid == pid => slot.status,
@@ -549,14 +535,11 @@ mod tests {
         };
         e.set_sampling(false);
         feed(&mut e, 20, 10);
-        // No quiet burst yet: the loss-event share reads the whole record.
-        assert!(e.event_fit().unwrap().mean_burst() > 9.0);
         e.set_sampling(true);
         feed(&mut e, 7, 3);
         assert_eq!(e.random_burst_fit(), None, "7 quiet bursts");
         feed(&mut e, 1, 3);
         let quiet = e.random_burst_fit().expect("8 quiet bursts");
-        assert_eq!(e.event_fit(), Some(quiet));
         assert!((quiet.mean_burst() - 3.0).abs() < 1e-9, "{quiet:?}");
         assert!(e.burst_fit().unwrap().mean_burst() > 7.0);
     }

@@ -118,7 +118,7 @@ impl SenderHalf {
         // Burst-aware redundancy: R and the flight's expected loss cover a burst's first loss
         // only; the NC-ACKs report the rest and the deficit repair answers it.
         if cx.config.policies.burst_redundancy.is_on()
-            && let Some(fit) = self.loss.event_fit()
+            && let Some(fit) = self.loss.random_burst_fit()
         {
             self.event_share = fit.event_share();
             self.repair.set_event_share(self.event_share);
