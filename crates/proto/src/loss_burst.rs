@@ -47,7 +47,7 @@ impl BurstFit {
     /// The share of the loss that is a burst's first packet, relative to independent loss at
     /// the same rate: `r / (1 − π)` with π = `p / (p + r)` the mean loss, at most 1 (issue 10
     /// mechanism 4, `burst_redundancy`). Independent loss (`r = 1 − π`) gives 1; bursts of mean
-    /// 4 at 5 % give 0.26, of mean 8 0.13. A burst's first loss is as unforeseeable as an
+    /// 4 at 5 % give 0.26, bursts of mean 8 give 0.13. A burst's first loss is as unforeseeable as an
     /// independent one; the rest of it follows the first and is reported together with it, so
     /// the NC-ACK's deficit repair answers it exactly where redundancy spread over every
     /// window would mostly arrive between bursts, to no use (docs/engine.md "Burst-aware
@@ -228,7 +228,6 @@ impl BurstCounts {
 mod tests {
     use super::*;
 
-    /// The cover is the 99th percentile of the geometric burst length plus one, bounded.
     #[test]
     fn the_event_share_is_one_for_independent_loss_and_falls_with_the_burst() {
         // Independent loss at 5 %: P(bad → good) = 0.95.
@@ -251,6 +250,7 @@ mod tests {
         assert_eq!(BurstFit { p: 0.0, r: 0.5 }.event_share(), 1.0);
     }
 
+    /// The cover is the 99th percentile of the geometric burst length plus one, bounded.
     #[test]
     fn the_cover_reaches_past_ninety_nine_bursts_in_a_hundred() {
         let cover = |mean: f64| {

@@ -191,8 +191,9 @@ impl SenderHalf {
         .starting_from(cfg, path)
     }
 
-    /// Starts from the path's estimates (`path_memory.rs`): R for the known loss floor, the
-    /// floor as a prior window of the loss record, the known unordering length.
+    /// Starts from the path's estimates (`path_memory.rs`): R for the known loss floor (times
+    /// the known loss-event share, `burst_redundancy`), the floor as a prior window of the loss
+    /// record, the known unordering length.
     fn starting_from(mut self, cfg: &EngineConfig, path: &PathEstimate) -> Self {
         if !cfg.policies.path_memory.is_on() {
             return self;
