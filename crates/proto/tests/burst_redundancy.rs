@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::timed::{Transfer, timed_transfer};
+use common::timed::{Transfer, timed_outcome};
 use common::*;
 use tcpnc_proto::config::Switch;
 use tcpnc_proto::{Engine, EngineConfig, FlowStats, Policies};
@@ -45,14 +45,11 @@ fn run(burst_redundancy: Switch, mean_burst: f64, seed: u64) -> Run {
         tail: 2000,
         frame: 1,
     };
-    let acks = timed_transfer(&mut a, &mut b, t, &mut |_| (!path.lost()).then_some(0));
-    let flow = a.stats().flows.values().next().unwrap().clone();
-    let wasted = b.stats().flows.values().next().unwrap().non_innovative;
-    let complete = acks.last() == Some(&(ISN + SEGMENTS * SEG));
+    let out = timed_outcome(&mut a, &mut b, t, &mut |_| (!path.lost()).then_some(0));
     Run {
-        flow,
-        wasted,
-        complete,
+        complete: out.acks.last() == Some(&(ISN + SEGMENTS * SEG)),
+        flow: out.flow,
+        wasted: b.stats().flows.values().next().unwrap().non_innovative,
     }
 }
 

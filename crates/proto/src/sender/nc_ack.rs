@@ -108,8 +108,10 @@ impl SenderHalf {
         if let Some(fit) = self.loss.burst_fit() {
             cx.stats.loss_burst_milli = (fit.mean_burst() * 1e3).min(f64::from(u32::MAX)) as u32;
         }
+        // The random record's fit, read by the burst window and the burst-aware redundancy.
+        let random_fit = self.loss.random_burst_fit();
         if cx.config.policies.burst_window.is_on()
-            && let Some(fit) = self.loss.random_burst_fit()
+            && let Some(fit) = random_fit
         {
             self.burst_window = fit.cover();
             cx.path.burst_window = self.burst_window;
@@ -118,7 +120,7 @@ impl SenderHalf {
         // Burst-aware redundancy: R and the flight's expected loss cover a burst's first loss
         // only; the NC-ACKs report the rest and the deficit repair answers it.
         if cx.config.policies.burst_redundancy.is_on()
-            && let Some(fit) = self.loss.random_burst_fit()
+            && let Some(fit) = random_fit
         {
             self.event_share = fit.event_share();
             self.repair.set_event_share(self.event_share);
