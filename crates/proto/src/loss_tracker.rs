@@ -95,6 +95,11 @@ pub const MIN_SAMPLED: u64 = 256;
 /// ([`LossEstimator::random_burst_fit`]): one or two bursts say little of their length.
 pub const MIN_QUIET_BURSTS: u64 = 8;
 
+/// How far the whole record's loss rate may exceed the random floor for its burst fit to stand
+/// in for the random record's ([`LossEstimator::whole_burst_fit`]): twice, the queue's drops
+/// then at most half of its losses.
+pub const WHOLE_RECORD_EXCESS: f64 = 2.0;
+
 impl Default for LossEstimator {
     fn default() -> Self {
         Self::new()
@@ -134,6 +139,19 @@ impl LossEstimator {
         (self.quiet_bursts.bursts_ended() >= MIN_QUIET_BURSTS)
             .then(|| self.quiet_bursts.fit())
             .flatten()
+    }
+
+    /// The burstiness of the whole judged record, queue drops included, while it may stand in
+    /// for the random record's (`burst_redundancy`'s loss-event share, `nc_ack.rs`): once
+    /// [`MIN_QUIET_BURSTS`] loss bursts ended in it and its loss rate is at most
+    /// [`WHOLE_RECORD_EXCESS`] times the random floor as far as known (what R reads, known or
+    /// not: [`LossEstimator::random_loss_rate`]); `None` otherwise. The random loss is then most
+    /// of the record, whose burstiness is the path's.
+    pub fn whole_burst_fit(&self) -> Option<BurstFit> {
+        (self.bursts.bursts_ended() >= MIN_QUIET_BURSTS
+            && self.loss_rate() <= WHOLE_RECORD_EXCESS * self.random_loss_rate())
+        .then(|| self.bursts.fit())
+        .flatten()
     }
 
     fn status_of(&self, pid: u32) -> Status {

@@ -32,11 +32,17 @@ struct Run {
 /// The product's policies with `burst_redundancy` as given, over a path losing `LOSS` in
 /// bursts of `mean_burst` on average (`1 / (1 − LOSS)`: independent loss).
 fn run(burst_redundancy: Switch, mean_burst: f64, seed: u64) -> Run {
+    let mut path = Gilbert::new(LOSS, mean_burst, TestRng(0x51_7cc1_b727_220a ^ seed));
+    transfer(burst_redundancy, &mut |_| (!path.lost()).then_some(0))
+}
+
+/// The product's policies with `burst_redundancy` as given, each DATA datagram's fate decided
+/// by `fate` (`timed_transfer`).
+fn transfer(burst_redundancy: Switch, fate: &mut dyn FnMut(u64) -> Option<u64>) -> Run {
     let mut cfg = EngineConfig::new(&Policies::product(), 1472);
     cfg.policies.burst_redundancy = burst_redundancy;
     let mut a = Engine::new(cfg.clone(), 1).unwrap();
     let mut b = Engine::new(cfg, 2).unwrap();
-    let mut path = Gilbert::new(LOSS, mean_burst, TestRng(0x51_7cc1_b727_220a ^ seed));
     let t = Transfer {
         isn: ISN,
         segments: SEGMENTS,
@@ -45,7 +51,7 @@ fn run(burst_redundancy: Switch, mean_burst: f64, seed: u64) -> Run {
         tail: 2000,
         frame: 1,
     };
-    let out = timed_outcome(&mut a, &mut b, t, &mut |_| (!path.lost()).then_some(0));
+    let out = timed_outcome(&mut a, &mut b, t, fate);
     Run {
         complete: out.acks.last() == Some(&(ISN + SEGMENTS * SEG)),
         flow: out.flow,
@@ -123,4 +129,78 @@ fn independent_loss_keeps_its_redundancy() {
         on.flow.redundancy_permille,
         off.flow.redundancy_permille
     );
+}
+
+/// Datagrams (both directions counted) before the queue below starts to stand: the first
+/// 400 ms or so, the only Pids then judged with no queue building.
+const QUIET_DATAGRAMS: u64 = 800;
+/// How long the standing queue delays every later DATA datagram, ms.
+const STANDING_MS: u64 = 15;
+
+/// A queue that stands from `QUIET_DATAGRAMS` on (as a CUBIC flow keeps one on the lab's path)
+/// over Gilbert-Elliott loss in bursts of 4 that falls before and with the queue alike
+/// (`standing_only`: only while the queue stands, as a drop-tail queue's overflow).
+fn standing_queue(burst_redundancy: Switch, standing_only: bool, seed: u64) -> Run {
+    let mut path = Gilbert::new(LOSS, 4.0, TestRng(0x2b_9e4f_10c3_77d1 ^ seed));
+    transfer(burst_redundancy, &mut |n| {
+        let standing = n >= QUIET_DATAGRAMS;
+        let lost = path.lost() && (standing || !standing_only);
+        (!lost).then_some(if standing { STANDING_MS } else { 0 })
+    })
+}
+
+/// With a queue standing, the random record judges too few Pids quietly (about 400, some five
+/// bursts) for its fit: the whole record's stands in, its loss rate being within twice the
+/// random floor, and the share falls as on a quiet path (seeds 2 and 4: 227‰ and 267‰, the
+/// peer discarding 101 and 194 datagrams against 412 and 529 with the switch off). Without
+/// that stand-in the share stays 1000‰ on these seeds and the runs are those with the switch
+/// off, as in 1–3 of 5 lab runs of Gilbert-Elliott 10 % in bursts of 4 (docs/lab.md,
+/// "Burst-aware redundancy, stop 49"). Of seeds 1–8, 1 and 3 know the random fit within the
+/// quiet 400 ms; on 5 the quiet Pids lost about 1 %, the record's rate is over twice that
+/// floor and nothing stands in, but R is 1.01.
+#[test]
+fn a_standing_queue_reads_the_share_from_the_whole_record() {
+    for seed in [2, 4] {
+        let on = standing_queue(Switch::On, false, seed);
+        let off = standing_queue(Switch::Off, false, seed);
+        eprintln!(
+            "seed {seed}: on: share {}‰ R {}‰ wasted {} | off: R {}‰ wasted {}",
+            on.flow.event_share_permille,
+            on.flow.redundancy_permille,
+            on.wasted,
+            off.flow.redundancy_permille,
+            off.wasted
+        );
+        assert!(
+            on.complete && off.complete,
+            "seed {seed}: not all delivered"
+        );
+        assert!(
+            (150..=400).contains(&on.flow.event_share_permille),
+            "seed {seed}: share {}‰",
+            on.flow.event_share_permille
+        );
+        assert!(
+            on.wasted * 2 <= off.wasted,
+            "seed {seed}: {} non-innovative arrivals against {}",
+            on.wasted,
+            off.wasted
+        );
+    }
+}
+
+/// Losses only while the queue stands are the queue's overflow, not the path's burstiness: the
+/// random floor (0 here) is far below the whole record's loss rate, so the whole record's fit
+/// does not stand in and the share stays where the flow started.
+#[test]
+fn queue_drops_are_not_read_as_the_paths_burstiness() {
+    for seed in [1, 2] {
+        let on = standing_queue(Switch::On, true, seed);
+        eprintln!(
+            "seed {seed}: share {}‰ R {}‰",
+            on.flow.event_share_permille, on.flow.redundancy_permille
+        );
+        assert!(on.complete, "seed {seed}: not all delivered");
+        assert_eq!(on.flow.event_share_permille, 1000, "seed {seed}");
+    }
 }
