@@ -25,7 +25,7 @@ use std::time::Duration;
 pub const PACER_MIN_BURST: f64 = 2.0;
 
 /// How far short of a whole token still counts as one: the rounding error that adding
-/// `elapsed × rate` in floating point leaves ([`Pacer::next_release`]).
+/// `elapsed × rate` in floating point leaves (`Pacer::token_time`).
 const TOKEN_SLACK: f64 = 1e-9;
 
 /// How long a rate holds without being set again. Pacing is the path's (one pacer for all the

@@ -144,8 +144,9 @@ impl SenderHalf {
     /// known, the whole record's stands in while the random loss is most of it
     /// (`LossEstimator::whole_burst_fit`): a flow that keeps a queue standing judges few Pids
     /// quietly and may never know the random fit (lab, Gilbert-Elliott 10 % in bursts of 4: R
-    /// stayed at 1.10–1.15 in 1–3 runs of 5). When it no longer may, the flow goes back to the
-    /// share it started from; only the random fit is the path's.
+    /// stayed at 1.10–1.15 in 1–3 runs of 5). When it no longer may, the flow takes the path's
+    /// share (what a new flow starts from, `path_memory`), or 1; only the random fit is the
+    /// path's.
     fn follow_event_share(&mut self, cx: &mut Context<'_>, random_fit: Option<BurstFit>) {
         let share = match (random_fit, self.loss.whole_burst_fit()) {
             (Some(fit), _) => {
