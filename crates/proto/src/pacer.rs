@@ -25,7 +25,7 @@ use std::time::Duration;
 pub const PACER_MIN_BURST: f64 = 2.0;
 
 /// How far short of a whole token still counts as one: the rounding error that adding
-/// `elapsed × rate` in floating point leaves (`Pacer::token_time`).
+/// `elapsed × rate` in floating point leaves ([`Pacer::next_release`]).
 const TOKEN_SLACK: f64 = 1e-9;
 
 /// How long a rate holds without being set again. Pacing is the path's (one pacer for all the
@@ -46,15 +46,13 @@ pub struct Pacer {
     last: Duration,
     /// When the rate lapses unless set again ([`PACE_HOLD`]).
     until: Duration,
-    /// The datagrams waiting, each with the departure it was given when admitted
-    /// ([`Pacer::admit`]), oldest first.
-    waiting: VecDeque<(Duration, Vec<u8>)>,
+    waiting: VecDeque<Vec<u8>>,
 }
 
 impl Pacer {
     /// Paces at `rate` datagrams per second in bursts of at most `burst` from `now` on, for
     /// [`PACE_HOLD`] unless set again, or stops pacing (`None`, or a rate that is not
-    /// positive): the datagrams waiting still leave at their departures ([`Pacer::admit`]).
+    /// positive): the datagrams waiting then leave at the next [`Pacer::release`].
     pub fn set_rate(&mut self, now: Duration, pace: Option<(f64, f64)>) {
         self.refill(now);
         self.until = now + PACE_HOLD;
@@ -77,67 +75,53 @@ impl Pacer {
         self.rate > 0.0
     }
 
-    /// Takes a DATA datagram at `now`: `Some` to send at once, `None` when it waits here. A
-    /// datagram that waits is given its departure now, one slot at the present rate after the
-    /// one before it (or when the bucket's next token comes), and leaves no earlier, whatever
-    /// the rate does meanwhile: its round trip is counted from that departure
-    /// ([`Pacer::newest_departure`]), and a datagram let out sooner (the rate lapsing or
-    /// rising) gave a round trip too short by its wait. Such samples, a queue's worth at once,
-    /// took a flow's round-trip floor from 40 ms to 58 µs in the simulator (GE 10 %/8), every
-    /// later sample then read as a queue, and the flow's cap stayed at its least (10 segments,
-    /// 0.9 Mbit/s). It may leave later (a driver woken late releases no more than a burst).
+    /// Takes a DATA datagram at `now`: `Some` to send at once, `None` when it waits here.
     pub fn admit(&mut self, now: Duration, datagram: Vec<u8>) -> Option<Vec<u8>> {
         self.refill(now);
         if self.waiting.is_empty() && self.take_token() {
             return Some(datagram);
         }
-        let departure = match self.waiting.back() {
-            Some(&(before, _)) if self.is_pacing() => {
-                before + Duration::from_secs_f64(1.0 / self.rate)
-            }
-            Some(&(before, _)) => before,
-            None => self.token_time(),
-        };
-        self.waiting.push_back((departure.max(now), datagram));
+        self.waiting.push_back(datagram);
         None
     }
 
-    /// Hands `send` the waiting datagrams whose departure has come by `now` and whose tokens
-    /// have come, oldest first.
+    /// Hands `send` the waiting datagrams whose tokens have come by `now`, oldest first.
     pub fn release(&mut self, now: Duration, mut send: impl FnMut(Vec<u8>)) {
         self.refill(now);
-        while self.waiting.front().is_some_and(|&(at, _)| at <= now) && self.take_token() {
-            if let Some((_, d)) = self.waiting.pop_front() {
+        while !self.waiting.is_empty() && self.take_token() {
+            if let Some(d) = self.waiting.pop_front() {
                 send(d);
             }
         }
     }
 
-    /// When the oldest waiting datagram may leave (`None` when none waits): its departure, or
-    /// later when the bucket's next token comes later.
+    /// When the oldest waiting datagram may leave (`None` when none waits).
     pub fn next_release(&self) -> Option<Duration> {
-        let &(departure, _) = self.waiting.front()?;
-        Some(departure.max(self.token_time()))
-    }
-
-    /// When the bucket next holds a token: `last` when it does (or does not pace), else when
-    /// the missing part has accrued, rounded up to the next nanosecond. A wait rounded down to
-    /// `last` itself would leave the token short there, and a driver woken at once would find
-    /// nothing to release and the same deadline again (the simulator spun in one instant for
-    /// ever, GE 10 %/8).
-    fn token_time(&self) -> Duration {
-        if !self.is_pacing() || self.tokens >= 1.0 - TOKEN_SLACK {
-            return self.last;
+        if self.waiting.is_empty() {
+            return None;
         }
+        if !self.is_pacing() || self.tokens >= 1.0 - TOKEN_SLACK {
+            return Some(self.last);
+        }
+        // Rounded up to the next nanosecond: a wait rounded down to `last` itself would leave
+        // the token short there, and a driver woken at once would find nothing to release and
+        // the same deadline again (the simulator spun in one instant for ever, GE 10 %/8).
         let wait = ((1.0 - self.tokens) / self.rate * 1e9).ceil();
-        self.last + Duration::from_nanos(wait.min(u64::MAX as f64) as u64)
+        Some(self.last + Duration::from_nanos(wait.min(u64::MAX as f64) as u64))
     }
 
-    /// The departure of the newest waiting datagram (`None` when none waits): its round trip
-    /// counts from then, not from its coding (`queue_delay.rs`: the pacer's wait is no queue
-    /// of the path's). It leaves no earlier ([`Pacer::admit`]).
+    /// When the newest waiting datagram will leave, if the bucket is released in time (`None`
+    /// when none waits): its round trip counts from then, not from its coding
+    /// (`queue_delay.rs`: the pacer's wait is no queue of the path's).
     pub fn newest_departure(&self) -> Option<Duration> {
-        self.waiting.back().map(|&(at, _)| at)
+        if self.waiting.is_empty() {
+            return None;
+        }
+        if !self.is_pacing() {
+            return Some(self.last);
+        }
+        let n = self.waiting.len() as f64;
+        Some(self.last + Duration::from_secs_f64((n - self.tokens).max(0.0) / self.rate))
     }
 
     /// Datagrams waiting.
@@ -151,9 +135,9 @@ impl Pacer {
     }
 
     /// Drops the waiting datagrams for which `keep` is false; returns how many.
-    pub fn retain(&mut self, mut keep: impl FnMut(&Vec<u8>) -> bool) -> usize {
+    pub fn retain(&mut self, keep: impl FnMut(&Vec<u8>) -> bool) -> usize {
         let before = self.waiting.len();
-        self.waiting.retain(|(_, d)| keep(d));
+        self.waiting.retain(keep);
         before - self.waiting.len()
     }
 
@@ -203,8 +187,7 @@ mod tests {
             let mut p = Pacer::default();
             p.set_rate(ms(0), Some((1000.0, 2.0)));
             assert_eq!(admit(&mut p, ms(0), 3), 2);
-            // Later than its departure (1 ms), the bucket a rounding error short of a token.
-            (p.last, p.tokens) = (ms(2), 1.0 - short);
+            (p.last, p.tokens) = (ms(2), 1.0 - short); // what adding elapsed × rate can leave
             let due = p.next_release().unwrap();
             let mut sent = 0;
             p.release(due, |_| sent += 1);
@@ -259,26 +242,16 @@ mod tests {
         assert_eq!((n, p.is_pacing(), p.is_empty()), (8, false, true));
     }
 
-    /// Stopping (or a rate that lapses or rises) lets no waiting datagram out before the
-    /// departure it was given: its round trip counts from there.
     #[test]
-    fn what_waits_keeps_its_departure_when_pacing_stops() {
+    fn stopping_releases_what_waits() {
         let mut p = Pacer::default();
         p.set_rate(ms(0), Some((100.0, 0.5)));
         assert_eq!(admit(&mut p, ms(0), 10), 2, "at least the least burst");
-        assert_eq!(p.newest_departure(), Some(ms(80)));
         p.set_rate(ms(1), None);
-        assert_eq!(p.next_release(), Some(ms(10)));
+        assert_eq!(p.next_release(), Some(ms(1)));
         let mut n = 0;
         p.release(ms(1), |_| n += 1);
-        assert_eq!(n, 0, "none before its departure");
-        p.release(ms(45), |_| n += 1);
-        assert_eq!((n, p.next_release()), (4, Some(ms(50))));
-        // A new datagram waits behind them, at the last one's departure.
-        assert!(p.admit(ms(45), vec![0]).is_none());
-        assert_eq!(p.newest_departure(), Some(ms(80)));
-        p.release(ms(80), |_| n += 1);
-        assert_eq!((n, p.is_empty()), (9, true));
+        assert_eq!((n, p.is_empty()), (8, true));
         assert_eq!(p.retain(|_| false), 0);
     }
 }
