@@ -47,8 +47,8 @@ impl BurstFit {
     /// The share of the loss that is a burst's first packet, relative to independent loss at
     /// the same rate: `r / (1 − π)` with π = `p / (p + r)` the mean loss, at most 1 (issue 10
     /// mechanism 4, `burst_redundancy`). Independent loss (`r = 1 − π`) gives 1; bursts of mean
-    /// 4 at 5 % give 0.26, bursts of mean 8 give 0.13. A burst's first loss is as unforeseeable as an
-    /// independent one; the rest of it follows the first and is reported together with it, so
+    /// 4 at 5 % give 0.26, bursts of mean 8 give 0.13. A burst's first loss is as unforeseeable
+    /// as an independent one; the rest of it follows the first and is reported together with it, so
     /// the NC-ACK's deficit repair answers it exactly where redundancy spread over every
     /// window would mostly arrive between bursts, to no use (docs/engine.md "Burst-aware
     /// redundancy").

@@ -100,6 +100,14 @@ pub const MIN_QUIET_BURSTS: u64 = 8;
 /// then at most half of its losses.
 pub const WHOLE_RECORD_EXCESS: f64 = 2.0;
 
+/// The fit of `counts` once [`MIN_QUIET_BURSTS`] loss bursts have ended in them (`None`
+/// before): one or two bursts say little of their length.
+fn settled_fit(counts: &BurstCounts) -> Option<BurstFit> {
+    (counts.bursts_ended() >= MIN_QUIET_BURSTS)
+        .then(|| counts.fit())
+        .flatten()
+}
+
 impl Default for LossEstimator {
     fn default() -> Self {
         Self::new()
@@ -136,9 +144,7 @@ impl LossEstimator {
     /// ended among them (`None` before). A drop-tail queue's overflow is not the path's
     /// burstiness.
     pub fn random_burst_fit(&self) -> Option<BurstFit> {
-        (self.quiet_bursts.bursts_ended() >= MIN_QUIET_BURSTS)
-            .then(|| self.quiet_bursts.fit())
-            .flatten()
+        settled_fit(&self.quiet_bursts)
     }
 
     /// The burstiness of the whole judged record, queue drops included, while it may stand in
@@ -148,10 +154,9 @@ impl LossEstimator {
     /// not: [`LossEstimator::random_loss_rate`]); `None` otherwise. The random loss is then most
     /// of the record, whose burstiness is the path's.
     pub fn whole_burst_fit(&self) -> Option<BurstFit> {
-        (self.bursts.bursts_ended() >= MIN_QUIET_BURSTS
-            && self.loss_rate() <= WHOLE_RECORD_EXCESS * self.random_loss_rate())
-        .then(|| self.bursts.fit())
-        .flatten()
+        (self.loss_rate() <= WHOLE_RECORD_EXCESS * self.random_loss_rate())
+            .then(|| settled_fit(&self.bursts))
+            .flatten()
     }
 
     fn status_of(&self, pid: u32) -> Status {

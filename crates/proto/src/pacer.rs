@@ -106,8 +106,9 @@ impl Pacer {
         // Rounded up to the next nanosecond: a wait rounded down to `last` itself would leave
         // the token short there, and a driver woken at once would find nothing to release and
         // the same deadline again (the simulator spun in one instant for ever, GE 10 %/8).
-        let wait = ((1.0 - self.tokens) / self.rate * 1e9).ceil();
-        Some(self.last + Duration::from_nanos(wait.min(u64::MAX as f64) as u64))
+        // (`as` and the addition saturate: a wait past them is the longest one.)
+        let wait = ((1.0 - self.tokens) / self.rate * 1e9).ceil() as u64;
+        Some(self.last.saturating_add(Duration::from_nanos(wait)))
     }
 
     /// When the newest waiting datagram will leave, if the bucket is released in time (`None`

@@ -148,16 +148,16 @@ impl SenderHalf {
     /// share (what a new flow starts from, `path_memory`), or 1; only the random fit is the
     /// path's.
     fn follow_event_share(&mut self, cx: &mut Context<'_>, random_fit: Option<BurstFit>) {
-        let share = match (random_fit, self.loss.whole_burst_fit()) {
-            (Some(fit), _) => {
-                cx.path.event_share = Some(fit.event_share());
-                fit.event_share()
-            }
-            (None, Some(whole)) => whole.event_share(),
-            (None, None) if cx.config.policies.path_memory.is_on() => {
-                cx.path.event_share.unwrap_or(1.0)
-            }
-            (None, None) => 1.0,
+        // The whole record is read only while the random fit is unknown (each NC-ACK).
+        let share = if let Some(fit) = random_fit {
+            cx.path.event_share = Some(fit.event_share());
+            fit.event_share()
+        } else if let Some(whole) = self.loss.whole_burst_fit() {
+            whole.event_share()
+        } else if cx.config.policies.path_memory.is_on() {
+            cx.path.event_share.unwrap_or(1.0)
+        } else {
+            1.0
         };
         self.event_share = share;
         self.repair.set_event_share(share);
