@@ -132,6 +132,10 @@ pub struct Policies {
     /// repairs together), not only for its mean loss rate (docs/engine.md, deficit repair
     /// part 9).
     pub tail_burst: Switch,
+    /// With the tail repair: none at a pause whose latest round trip shows a queue at the
+    /// bottleneck; the queue's drops may be the loss, and repairs would add to them
+    /// (docs/engine.md, deficit repair part 10).
+    pub tail_queue: Switch,
     /// The TCP ACK given to the local TCP counts every degree of freedom the peer holds (its
     /// rank), not only its seen prefix; packets leave the coding buffer only once seen, so a
     /// systematic code masks loss as a dense one does. Only with the deficit repair
@@ -211,6 +215,7 @@ impl Policies {
             burst_signal: BurstSignal::Paused,
             tail_recovery: Switch::On,
             tail_burst: Switch::On,
+            tail_queue: Switch::On,
             dof_ack: Switch::On,
             systematic_when_clean: Switch::On,
             flight_share: Switch::On,
@@ -281,6 +286,7 @@ impl Policies {
             burst_signal: o.burst_signal.unwrap_or(self.burst_signal),
             tail_recovery: o.tail_recovery.unwrap_or(self.tail_recovery),
             tail_burst: o.tail_burst.unwrap_or(self.tail_burst),
+            tail_queue: o.tail_queue.unwrap_or(self.tail_queue),
             dof_ack: o.dof_ack.unwrap_or(self.dof_ack),
             systematic_when_clean: o
                 .systematic_when_clean

@@ -160,6 +160,12 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_burst: Option<Switch>,
+    /// With the tail repair: none at a pause whose latest round trip shows a queue at the
+    /// bottleneck (many flows through a shallow queue each pause between segments, and the
+    /// repairs fed the queue's drops). Default: on (off in the paper profiles).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_queue: Option<Switch>,
     /// The TCP ACK given to the local TCP counts every degree of freedom the peer holds (the
     /// NC-ACK's echoed frame, less its N_lp and unordering length), not only its seen prefix;
     /// packets leave the coding buffer only once seen. With it a systematic code masks loss as
@@ -235,6 +241,7 @@ impl From<Policies> for PolicyOverrides {
             burst_signal: Some(p.burst_signal),
             tail_recovery: Some(p.tail_recovery),
             tail_burst: Some(p.tail_burst),
+            tail_queue: Some(p.tail_queue),
             dof_ack: Some(p.dof_ack),
             systematic_when_clean: Some(p.systematic_when_clean),
             flight_share: Some(p.flight_share),
@@ -247,7 +254,7 @@ impl From<Policies> for PolicyOverrides {
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 31] = [
+    pub const KEYS: [&'static str; 32] = [
         "window",
         "redundancy",
         "scheme",
@@ -273,6 +280,7 @@ impl PolicyOverrides {
         "burst_signal",
         "tail_recovery",
         "tail_burst",
+        "tail_queue",
         "dof_ack",
         "systematic_when_clean",
         "flight_share",

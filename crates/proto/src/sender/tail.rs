@@ -48,7 +48,10 @@ impl SenderHalf {
     /// At a pause: the repairs that make the burst since the previous pause (or since the
     /// latest echoed Pid, whichever is later) carry its new packets with probability
     /// `TAIL_SUCCESS`, within the peer's repair budget and, for a local TCP at the edge of its
-    /// window, within [`Self::edge_allowance`].
+    /// window, within [`Self::edge_allowance`]. None while the latest round trip shows a queue
+    /// at the bottleneck (`tail_queue`): many flows through a shallow queue each pause between
+    /// their segments, and the repairs, sized for a loss rate the queue's drops inflate, fed
+    /// those drops (docs/engine.md, deficit repair part 10).
     pub fn on_pause(&mut self, cx: &mut Context<'_>) {
         let Some(deadline) = self.tail else {
             return;
@@ -59,7 +62,9 @@ impl SenderHalf {
         self.tail = None;
         let now = self.repair.sent_counts();
         let from = self.pause_mark.max(self.repair.echoed_counts());
-        if !self.buffer.is_empty() {
+        let queued = cx.config.policies.tail_queue.is_on()
+            && self.repair.delay().sample_queued(self.jitter());
+        if !self.buffer.is_empty() && !queued {
             let needed = now.sources - from.sources;
             let in_flight = now.combinations - from.combinations;
             let limit = self.edge_allowance(cx);
