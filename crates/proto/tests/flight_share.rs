@@ -20,17 +20,13 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use common::bottleneck::Bottleneck;
-use common::flows::{client_data, client_flow};
-use common::{TestRng, ms, segment};
+use common::flows::{FIRST_PORT, FlowTcp, acknowledge_flows, client_data, take_flow_acks};
+use common::{TestRng, ms};
 use tcpnc_proto::Engine;
 use tcpnc_proto::config::{EngineConfig, Switch};
-use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket, seq_diff};
 
 const FLOWS: u16 = 3;
-const FIRST_PORT: u16 = 40_001;
 const SEG: u32 = 1_000;
 const SEGMENTS: u32 = 2_000;
 const DELAY_MS: u64 = 20;
@@ -41,14 +37,6 @@ const LOSS: f64 = 0.02;
 const WARM_UP_MS: u64 = 2_000;
 /// Path seeds.
 const SEEDS: u64 = 10;
-
-/// A greedy local TCP: every segment its last window allows.
-#[derive(Clone, Copy)]
-struct Greedy {
-    next: u32,
-    acked: u32,
-    window: u32,
-}
 
 /// What the transfer did.
 struct Run {
@@ -80,43 +68,6 @@ fn engine(flight_share: Switch, seed: u64) -> Engine {
     Engine::new(cfg, seed).unwrap()
 }
 
-fn index(port: u16) -> usize {
-    usize::from(port - FIRST_PORT)
-}
-
-/// A's TCP ACKs go to the flows they belong to.
-fn take_acks(a: &mut Engine, tcps: &mut [Greedy]) {
-    while let Some(p) = a.poll_local() {
-        let Ok(pkt) = TcpPacket::parse(&p) else {
-            continue;
-        };
-        let tcp = &pkt.tcp;
-        let Some(g) = tcps.get_mut(index(tcp.dst_port)) else {
-            continue;
-        };
-        let offset = seq_diff(tcp.ack, 5_000);
-        if offset >= 0 {
-            g.acked = g.acked.max(offset as u32 / SEG);
-            g.window = u32::from(tcp.window);
-        }
-    }
-}
-
-/// B's local TCPs acknowledge what B delivered, each flow its own.
-fn acknowledge(b: &mut Engine, now: u64) {
-    let mut ends: BTreeMap<u16, u32> = BTreeMap::new();
-    while let Some(p) = b.poll_local() {
-        let pkt = TcpPacket::parse(&p).unwrap();
-        ends.insert(pkt.tcp.src_port, pkt.end_seq());
-    }
-    for (port, end) in ends {
-        let f = client_flow(port);
-        let back = FlowKey::new(f.dst, f.src);
-        let ack = segment(&back, 1, end, TcpFlags::ACK, 65535, &[], &[]);
-        b.handle_local(ms(now), &ack);
-    }
-}
-
 /// Runs the three transfers of `plan` for at most 30 s of virtual time.
 fn transfer(flight_share: Switch, seed: u64, plan: &Plan) -> Run {
     let (mut a, mut b) = (
@@ -124,16 +75,13 @@ fn transfer(flight_share: Switch, seed: u64, plan: &Plan) -> Run {
         engine(flight_share, seed ^ 0x5EED),
     );
     let mut rng = TestRng(seed | 1);
-    let mut tcps = [Greedy {
-        next: 0,
-        acked: 0,
-        window: 65_535,
-    }; FLOWS as usize];
+    // Greedy local TCPs: every segment their last window allows.
+    let mut tcps = [FlowTcp::START; FLOWS as usize];
     let mut link = Bottleneck::new(QUEUE, LOSS, DELAY_MS, WARM_UP_MS);
     let mut acked_at = [[0; FLOWS as usize]; 2];
     for now in 0..30_000u64 {
         link.deliver_to_a(&mut a, now);
-        take_acks(&mut a, &mut tcps);
+        take_flow_acks(&mut a, SEG, &mut tcps);
         for (at, sample) in plan.samples.iter().zip(acked_at.iter_mut()) {
             if now == *at {
                 *sample = tcps.map(|g| g.acked);
@@ -153,7 +101,7 @@ fn transfer(flight_share: Switch, seed: u64, plan: &Plan) -> Run {
             }
         }
         link.carry_to_b(&mut a, &mut b, now, &mut rng);
-        acknowledge(&mut b, now);
+        acknowledge_flows(&mut b, now);
         link.carry_back(&mut b, now);
     }
     Run {

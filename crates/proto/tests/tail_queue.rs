@@ -19,17 +19,13 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use common::bottleneck::Bottleneck;
-use common::flows::{client_data, client_flow};
-use common::{TestRng, ms, segment};
+use common::flows::{FIRST_PORT, FlowTcp, acknowledge_flows, client_data, take_flow_acks};
+use common::{TestRng, ms};
 use tcpnc_proto::Engine;
 use tcpnc_proto::config::{EngineConfig, Switch};
-use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket, seq_diff};
 
 const FLOWS: u16 = 8;
-const FIRST_PORT: u16 = 40_001;
 const SEG: u32 = 1_000;
 /// Each local TCP's own window, segments.
 const CWND: u32 = 16;
@@ -37,14 +33,6 @@ const DELAY_MS: u64 = 20;
 const QUEUE: usize = 10;
 const LOSS: f64 = 0.05;
 const RUN_MS: u64 = 15_000;
-
-/// A local TCP that keeps its window, or less if the window given to it is smaller, in flight.
-#[derive(Clone, Copy, Default)]
-struct Windowed {
-    next: u32,
-    acked: u32,
-    window: u32,
-}
 
 /// What the run did.
 struct Run {
@@ -61,51 +49,16 @@ fn engine(tail_queue: Switch, seed: u64) -> Engine {
     Engine::new(cfg, seed).unwrap()
 }
 
-/// A's TCP ACKs go to the flows they belong to.
-fn take_acks(a: &mut Engine, tcps: &mut [Windowed]) {
-    while let Some(p) = a.poll_local() {
-        let Ok(pkt) = TcpPacket::parse(&p) else {
-            continue;
-        };
-        let tcp = &pkt.tcp;
-        let Some(t) = tcps.get_mut(usize::from(tcp.dst_port - FIRST_PORT)) else {
-            continue;
-        };
-        let offset = seq_diff(tcp.ack, 5_000);
-        if offset >= 0 {
-            t.acked = t.acked.max(offset as u32 / SEG);
-            t.window = u32::from(tcp.window);
-        }
-    }
-}
-
-/// B's local TCPs acknowledge what B delivered, each flow its own.
-fn acknowledge(b: &mut Engine, now: u64) {
-    let mut ends: BTreeMap<u16, u32> = BTreeMap::new();
-    while let Some(p) = b.poll_local() {
-        let pkt = TcpPacket::parse(&p).unwrap();
-        ends.insert(pkt.tcp.src_port, pkt.end_seq());
-    }
-    for (port, end) in ends {
-        let f = client_flow(port);
-        let back = FlowKey::new(f.dst, f.src);
-        let ack = segment(&back, 1, end, TcpFlags::ACK, 65535, &[], &[]);
-        b.handle_local(ms(now), &ack);
-    }
-}
-
 /// The eight flows for [`RUN_MS`] of virtual time.
 fn run(tail_queue: Switch, seed: u64) -> Run {
     let (mut a, mut b) = (engine(tail_queue, seed), engine(tail_queue, seed ^ 0x5EED));
     let mut rng = TestRng(seed | 1);
-    let mut tcps = [Windowed {
-        window: 65_535,
-        ..Windowed::default()
-    }; FLOWS as usize];
+    // Local TCPs that keep their window, or less if the window given them is smaller.
+    let mut tcps = [FlowTcp::START; FLOWS as usize];
     let mut link = Bottleneck::new(QUEUE, LOSS, DELAY_MS, 0);
     for now in 0..RUN_MS {
         link.deliver_to_a(&mut a, now);
-        take_acks(&mut a, &mut tcps);
+        take_flow_acks(&mut a, SEG, &mut tcps);
         for (i, t) in tcps.iter_mut().enumerate() {
             let window = t.window.min(CWND * SEG);
             while (t.next - t.acked) * SEG < window {
@@ -115,7 +68,7 @@ fn run(tail_queue: Switch, seed: u64) -> Run {
             }
         }
         link.carry_to_b(&mut a, &mut b, now, &mut rng);
-        acknowledge(&mut b, now);
+        acknowledge_flows(&mut b, now);
         link.carry_back(&mut b, now);
     }
     let flows = a.stats().flows;

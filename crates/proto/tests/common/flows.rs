@@ -3,8 +3,11 @@
 
 use std::time::Duration;
 
+use std::collections::BTreeMap;
 use tcpnc_proto::Engine;
-use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket};
+use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket, seq_diff};
+
+use super::ms;
 
 use super::segment;
 use super::{CLIENT, SERVER, SPORT};
@@ -49,4 +52,59 @@ pub fn acknowledge_at_once(a: &mut Engine, b: &mut Engine, port: u16, now: Durat
         a.handle_datagram(now, &d);
     }
     while a.poll_local().is_some() {}
+}
+
+/// The first client port of [`take_flow_acks`]' flows: flow `i` sends from port
+/// `FIRST_PORT + i`.
+pub const FIRST_PORT: u16 = 40_001;
+
+/// One local TCP behind engine A sending [`client_data`] segments of `seg` bytes: segments first
+/// sent and acknowledged, and the window last given to it.
+#[derive(Debug, Clone, Copy)]
+pub struct FlowTcp {
+    pub next: u32,
+    pub acked: u32,
+    pub window: u32,
+}
+
+impl FlowTcp {
+    /// Nothing sent yet, a 64 kB window.
+    pub const START: FlowTcp = FlowTcp {
+        next: 0,
+        acked: 0,
+        window: 65_535,
+    };
+}
+
+/// A's TCP ACKs go to the flows they belong to (flow `i` from port [`FIRST_PORT`] + i).
+pub fn take_flow_acks(a: &mut Engine, seg: u32, tcps: &mut [FlowTcp]) {
+    while let Some(p) = a.poll_local() {
+        let Ok(pkt) = TcpPacket::parse(&p) else {
+            continue;
+        };
+        let tcp = &pkt.tcp;
+        let Some(t) = tcps.get_mut(usize::from(tcp.dst_port.wrapping_sub(FIRST_PORT))) else {
+            continue;
+        };
+        let offset = seq_diff(tcp.ack, 5_000);
+        if offset >= 0 {
+            t.acked = t.acked.max(offset as u32 / seg);
+            t.window = u32::from(tcp.window);
+        }
+    }
+}
+
+/// B's local TCPs acknowledge at `now` (ms) what B delivered, each flow its own.
+pub fn acknowledge_flows(b: &mut Engine, now: u64) {
+    let mut ends: BTreeMap<u16, u32> = BTreeMap::new();
+    while let Some(p) = b.poll_local() {
+        let pkt = TcpPacket::parse(&p).unwrap();
+        ends.insert(pkt.tcp.src_port, pkt.end_seq());
+    }
+    for (port, end) in ends {
+        let f = client_flow(port);
+        let back = FlowKey::new(f.dst, f.src);
+        let ack = segment(&back, 1, end, TcpFlags::ACK, 65535, &[], &[]);
+        b.handle_local(ms(now), &ack);
+    }
 }
