@@ -5,7 +5,7 @@
 //! the pause gap (an eighth of the round trip, 6 ms here). Every segment then looked like the
 //! end of a flight, and the tail repair sent its repairs for it, sized for the loss rate that
 //! the queue's drops inflate: on the lab's 10-packet queue with eight flows at 5 % loss,
-//! 25–116 thousand tail repairs for 120 thousand segments, and goodput 10–16 Mbit/s (docs/lab.md,
+//! 25–128 thousand tail repairs for 120 thousand segments, and goodput 10–16 Mbit/s (docs/lab.md,
 //! "Tail repairs into a standing queue, stop 50"). With the rule a pause whose latest round
 //! trip shows a queue sends none: the test asserts under 1 % of the segments as tail repairs
 //! (0.2–0.3 % in seeds 1–3) against over 5 % without (7–32 %), and at least 95 % of the

@@ -190,7 +190,7 @@ impl SenderHalf {
             self.repair.delay_mut().set_path_floor(Some(path));
         }
         // This NC-ACK's own round-trip sample tells whether a queue stood as it arrived.
-        let queued = self.repair.delay().sample_queued(self.jitter());
+        let queued = self.sample_queued();
         cx.path
             .flight_cap
             .on_ack(cx.now, delivered, self.repair.delay().srtt(), queued);

@@ -38,6 +38,13 @@ impl SenderHalf {
         self.unordering > 0
     }
 
+    /// Whether the latest round-trip sample showed a queue at the bottleneck, the path's jitter
+    /// allowed for (`QueueDelay::sample_queued`): the tail rules and the flight cap's busy
+    /// rounds read it alike.
+    pub(super) fn sample_queued(&self) -> bool {
+        self.repair.delay().sample_queued(self.jitter())
+    }
+
     /// Moves the pause deadline after an arrival was coded (with a repair and `tail_repair`).
     pub(super) fn arm_tail(&mut self, cx: &Context<'_>) {
         if cx.config.policies.tail_repair.is_on() && cx.config.policies.repair.repairs() {
@@ -62,8 +69,7 @@ impl SenderHalf {
         self.tail = None;
         let now = self.repair.sent_counts();
         let from = self.pause_mark.max(self.repair.echoed_counts());
-        let queued = cx.config.policies.tail_queue.is_on()
-            && self.repair.delay().sample_queued(self.jitter());
+        let queued = cx.config.policies.tail_queue.is_on() && self.sample_queued();
         if !self.buffer.is_empty() && !queued {
             let needed = now.sources - from.sources;
             let in_flight = now.combinations - from.combinations;
@@ -87,7 +93,7 @@ impl SenderHalf {
         let paused = self.tail.is_none() && !self.buffer.is_empty();
         // With a queue at the bottleneck the loss may be its drops, and repairs beyond the
         // mean would add to them (a hundred short flows ending together into one queue).
-        if !(on && paused) || lost_dof == 0 || self.repair.delay().sample_queued(self.jitter()) {
+        if !(on && paused) || lost_dof == 0 || self.sample_queued() {
             return 0;
         }
         let (sent, echoed) = (self.repair.sent_counts(), self.repair.echoed_counts());
@@ -177,7 +183,7 @@ impl SenderHalf {
         let echoed = self.repair.echoed_counts();
         if echoed.combinations >= mark.combinations
             || self.buffer.is_empty()
-            || self.repair.delay().sample_queued(self.jitter())
+            || self.sample_queued()
         {
             return;
         }

@@ -1,5 +1,6 @@
 //! Several flows from the client through engine A to engine B: one flow per client port, each
-//! step acknowledged at once (tests of per-peer state: path memory, the repair budget).
+//! step acknowledged at once (tests of per-peer state: path memory, the repair budget), or
+//! local TCPs behind A whose ACKs go to their flows (flows sharing a bottleneck).
 
 use std::time::Duration;
 
