@@ -139,6 +139,7 @@ impl Engine {
     /// repair probes, idle expiry, finished-flow linger, handshake protection copies.
     pub fn handle_timeout(&mut self, now: Duration) {
         self.out.release(now);
+        self.note_early_departures();
         self.on_reset_timers(now);
         self.on_handshake_copy_timers(now);
         let keys: Vec<ConnKey> = self
@@ -295,6 +296,7 @@ impl Engine {
     /// An NC-ACK from the peer: the sender half of its flow.
     fn peer_nc_ack(&mut self, now: Duration, ack: &AckRepr) {
         self.out.stats.acks_received += 1;
+        self.note_early_departures();
         let (conn, _) = flow_key(&ack.flow).normalize();
         let handled = match self.flow_call(&conn, now) {
             Some((flow, call)) => flow.on_nc_ack(call, ack),
@@ -304,6 +306,18 @@ impl Engine {
             self.note_finished(&conn, now);
         } else {
             self.out.stats.acks_unknown_flow += 1;
+        }
+    }
+
+    /// Moves the departures of paced combinations that left before their forecasts
+    /// (`Output::take_early_departure`) to when they left: before any NC-ACK is read, since
+    /// one can echo them, and after the timer that released them.
+    fn note_early_departures(&mut self) {
+        while let Some((flow, pid, at)) = self.out.take_early_departure() {
+            let (conn, _) = flow_key(&flow).normalize();
+            if let Some(sender) = self.flows.get_mut(&conn).and_then(|c| c.sender.as_mut()) {
+                sender.departed(pid, at);
+            }
         }
     }
 

@@ -37,8 +37,12 @@ pub enum Queued {
 #[derive(Debug)]
 pub struct Output {
     transmit: VecDeque<Vec<u8>>,
-    /// DATA datagrams not yet due (`pacing`), counted against the transmit queue's bound.
-    pacer: Pacer,
+    /// DATA datagrams not yet due (`pacing`), counted against the transmit queue's bound, each
+    /// named by its flow and Pid.
+    pacer: Pacer<(FlowId, u32)>,
+    /// Paced DATA datagrams that left before their forecast departures, with when they left
+    /// ([`Output::take_early_departure`]).
+    early: Vec<(FlowId, u32, Duration)>,
     local: VecDeque<Vec<u8>>,
     events: VecDeque<Event>,
     limits: Limits,
@@ -59,6 +63,7 @@ impl Output {
         Output {
             transmit: VecDeque::new(),
             pacer: Pacer::default(),
+            early: Vec::new(),
             local: VecDeque::new(),
             events: VecDeque::new(),
             limits,
@@ -123,7 +128,7 @@ impl Output {
             return Some(self.push_transmit(v, Push::Other)); // counted as a full queue's drop
         }
         self.release(now);
-        match self.pacer.admit(now, v) {
+        match self.pacer.admit(now, (header.flow, header.pid), v) {
             Some(v) => Some(self.push_transmit(v, Push::Other)),
             None => {
                 self.stats.paced_datagrams += 1;
@@ -144,10 +149,21 @@ impl Output {
             return;
         }
         let mut pacer = std::mem::take(&mut self.pacer);
-        pacer.release(now, |d| {
+        pacer.release(now, |d, early| {
             self.push_transmit(d, Push::Other);
+            if let Some((flow, pid)) = early {
+                self.early.push((flow, pid, now));
+            }
         });
         self.pacer = pacer;
+    }
+
+    /// A paced DATA datagram that left before the departure forecast for it (a rate set higher
+    /// or lapsed since, `pacer.rs`): its flow, Pid and when it left. The engine moves its
+    /// departure there before it reads the next NC-ACK, so that its round trip does not read
+    /// short.
+    pub fn take_early_departure(&mut self) -> Option<(FlowId, u32, Duration)> {
+        self.early.pop()
     }
 
     /// When the DATA datagram queued last leaves: `now`, or later when it waits for the pacer.

@@ -17,6 +17,15 @@
 //! ([`crate::queue_delay::DEPTH_CAP_SHARE`]), at least [`PACER_MIN_BURST`]. NC-ACKs and BYPASS
 //! frames are not paced. Sans-IO: `now` comes with every call, and the engine's
 //! `poll_timeout` names the time the next waiting datagram may leave.
+//!
+//! A waiting datagram's round trip counts from the departure forecast when it is admitted
+//! (the bucket's wait is the gateway's, no queue of the path's). A rate set higher or lapsed
+//! since lets it out sooner; [`Pacer::release`] then names it, and the engine moves its
+//! departure to when it left (`Output::early_departures`). Counted from the forecast, a
+//! queue's worth admitted at a rate measured during a loss burst (100 datagrams/s) and let out
+//! at once read round trips of 0–58 µs in the simulator, and the flow's round-trip floor never
+//! recovered. Holding each datagram to its forecast instead cost the lab's eight flows over a
+//! 10-packet queue an eighth of their goodput (docs/lab.md, "Paced departures, stop 51").
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -34,9 +43,10 @@ const TOKEN_SLACK: f64 = 1e-9;
 /// it off and on between NC-ACKs and let the waiting datagrams out in bursts.
 pub const PACE_HOLD: Duration = Duration::from_millis(200);
 
-/// A token bucket and the DATA datagrams waiting for its tokens (module docs).
-#[derive(Debug, Default)]
-pub struct Pacer {
+/// A token bucket and the DATA datagrams waiting for its tokens (module docs), each with a
+/// `T` that names it to the caller (the engine's: its flow and Pid).
+#[derive(Debug)]
+pub struct Pacer<T = ()> {
     /// Datagrams per second; 0 while not pacing.
     rate: f64,
     /// The most tokens kept.
@@ -46,10 +56,25 @@ pub struct Pacer {
     last: Duration,
     /// When the rate lapses unless set again ([`PACE_HOLD`]).
     until: Duration,
-    waiting: VecDeque<Vec<u8>>,
+    /// The waiting datagrams, oldest first, each with the departure forecast when it was
+    /// admitted ([`Pacer::newest_departure`]) and its tag.
+    waiting: VecDeque<(Duration, T, Vec<u8>)>,
 }
 
-impl Pacer {
+impl<T> Default for Pacer<T> {
+    fn default() -> Self {
+        Pacer {
+            rate: 0.0,
+            burst: 0.0,
+            tokens: 0.0,
+            last: Duration::ZERO,
+            until: Duration::ZERO,
+            waiting: VecDeque::new(),
+        }
+    }
+}
+
+impl<T> Pacer<T> {
     /// Paces at `rate` datagrams per second in bursts of at most `burst` from `now` on, for
     /// [`PACE_HOLD`] unless set again, or stops pacing (`None`, or a rate that is not
     /// positive): the datagrams waiting then leave at the next [`Pacer::release`].
@@ -76,53 +101,66 @@ impl Pacer {
     }
 
     /// Takes a DATA datagram at `now`: `Some` to send at once, `None` when it waits here.
-    pub fn admit(&mut self, now: Duration, datagram: Vec<u8>) -> Option<Vec<u8>> {
+    pub fn admit(&mut self, now: Duration, tag: T, datagram: Vec<u8>) -> Option<Vec<u8>> {
         self.refill(now);
         if self.waiting.is_empty() && self.take_token() {
             return Some(datagram);
         }
-        self.waiting.push_back(datagram);
+        let departure = self.forecast(now);
+        self.waiting.push_back((departure, tag, datagram));
         None
     }
 
-    /// Hands `send` the waiting datagrams whose tokens have come by `now`, oldest first.
-    pub fn release(&mut self, now: Duration, mut send: impl FnMut(Vec<u8>)) {
+    /// When a datagram admitted at `now` behind those waiting will leave: after the newest of
+    /// them, and when the bucket has a token for each of them and for it.
+    fn forecast(&self, now: Duration) -> Duration {
+        if !self.is_pacing() {
+            return now; // it leaves at the next release
+        }
+        let behind = self.waiting.back().map_or(now, |&(t, ..)| t.max(now));
+        let n = self.waiting.len() as f64 + 1.0;
+        let tokens = Duration::from_secs_f64((n - self.tokens).max(0.0) / self.rate);
+        behind.max(self.last.saturating_add(tokens))
+    }
+
+    /// Hands `send` the waiting datagrams whose tokens have come by `now`, oldest first, each
+    /// with its tag if it leaves before the departure forecast for it (a rate set higher or
+    /// lapsed since it was admitted; module docs).
+    pub fn release(&mut self, now: Duration, mut send: impl FnMut(Vec<u8>, Option<T>)) {
         self.refill(now);
         while !self.waiting.is_empty() && self.take_token() {
-            if let Some(d) = self.waiting.pop_front() {
-                send(d);
+            if let Some((forecast, tag, d)) = self.waiting.pop_front() {
+                send(d, (forecast > now).then_some(tag));
             }
         }
     }
 
     /// When the oldest waiting datagram may leave (`None` when none waits).
     pub fn next_release(&self) -> Option<Duration> {
-        if self.waiting.is_empty() {
-            return None;
-        }
+        self.waiting.front()?;
+        Some(self.next_token())
+    }
+
+    /// When the bucket next has a token (`last` when it has one, or does not pace).
+    fn next_token(&self) -> Duration {
         if !self.is_pacing() || self.tokens >= 1.0 - TOKEN_SLACK {
-            return Some(self.last);
+            return self.last;
         }
         // Rounded up to the next nanosecond: a wait rounded down to `last` itself would leave
         // the token short there, and a driver woken at once would find nothing to release and
         // the same deadline again (the simulator spun in one instant for ever, GE 10 %/8).
         // (`as` and the addition saturate: a wait past them is the longest one.)
         let wait = ((1.0 - self.tokens) / self.rate * 1e9).ceil() as u64;
-        Some(self.last.saturating_add(Duration::from_nanos(wait)))
+        self.last.saturating_add(Duration::from_nanos(wait))
     }
 
-    /// When the newest waiting datagram will leave, if the bucket is released in time (`None`
+    /// When the newest waiting datagram leaves, if the bucket is released in time (`None`
     /// when none waits): its round trip counts from then, not from its coding
-    /// (`queue_delay.rs`: the pacer's wait is no queue of the path's).
+    /// (`queue_delay.rs`: the pacer's wait is no queue of the path's). Forecast when it was
+    /// admitted and kept: a rate set higher or lapsed since does not let it out earlier, so
+    /// its round trip never reads short (module docs).
     pub fn newest_departure(&self) -> Option<Duration> {
-        if self.waiting.is_empty() {
-            return None;
-        }
-        if !self.is_pacing() {
-            return Some(self.last);
-        }
-        let n = self.waiting.len() as f64;
-        Some(self.last + Duration::from_secs_f64((n - self.tokens).max(0.0) / self.rate))
+        self.waiting.back().map(|&(t, ..)| t)
     }
 
     /// Datagrams waiting.
@@ -136,9 +174,9 @@ impl Pacer {
     }
 
     /// Drops the waiting datagrams for which `keep` is false; returns how many.
-    pub fn retain(&mut self, keep: impl FnMut(&Vec<u8>) -> bool) -> usize {
+    pub fn retain(&mut self, mut keep: impl FnMut(&Vec<u8>) -> bool) -> usize {
         let before = self.waiting.len();
-        self.waiting.retain(keep);
+        self.waiting.retain(|(_, _, d)| keep(d));
         before - self.waiting.len()
     }
 
@@ -175,8 +213,10 @@ mod tests {
     }
 
     /// Admits `n` datagrams at `now`; returns how many left at once.
-    fn admit(p: &mut Pacer, now: Duration, n: u8) -> usize {
-        (0..n).filter(|&k| p.admit(now, vec![k]).is_some()).count()
+    fn admit(p: &mut Pacer<u8>, now: Duration, n: u8) -> usize {
+        (0..n)
+            .filter(|&k| p.admit(now, k, vec![k]).is_some())
+            .count()
     }
 
     /// A token short of whole by a rounding error is due when `next_release` says: released
@@ -185,13 +225,13 @@ mod tests {
     #[test]
     fn a_token_short_by_a_rounding_error_leaves_when_due() {
         for short in [1e-13, 1e-10, 1e-6] {
-            let mut p = Pacer::default();
+            let mut p = Pacer::<u8>::default();
             p.set_rate(ms(0), Some((1000.0, 2.0)));
             assert_eq!(admit(&mut p, ms(0), 3), 2);
             (p.last, p.tokens) = (ms(2), 1.0 - short); // what adding elapsed × rate can leave
             let due = p.next_release().unwrap();
             let mut sent = 0;
-            p.release(due, |_| sent += 1);
+            p.release(due, |_, _| sent += 1);
             assert_eq!(sent, 1, "{short}: nothing released at {due:?}");
             assert_eq!(p.next_release(), None);
         }
@@ -199,14 +239,14 @@ mod tests {
 
     #[test]
     fn without_a_rate_everything_leaves_at_once() {
-        let mut p = Pacer::default();
+        let mut p = Pacer::<u8>::default();
         assert_eq!(admit(&mut p, ms(0), 50), 50);
         assert_eq!(p.next_release(), None);
     }
 
     #[test]
     fn a_burst_leaves_at_the_rate_after_the_bucket() {
-        let mut p = Pacer::default();
+        let mut p = Pacer::<u8>::default();
         // 1000 datagrams/s, bursts of 4: 4 at once, then one a millisecond.
         p.set_rate(ms(0), Some((1000.0, 4.0)));
         assert_eq!(admit(&mut p, ms(0), 20), 4);
@@ -214,7 +254,7 @@ mod tests {
         assert_eq!(p.newest_departure(), Some(ms(16)));
         let mut sent = Vec::new();
         for t in 1..=5 {
-            p.release(ms(t), |d| sent.push(d[0]));
+            p.release(ms(t), |d, _| sent.push(d[0]));
         }
         assert_eq!(
             sent,
@@ -222,37 +262,70 @@ mod tests {
             "one token a millisecond, oldest first"
         );
         // A new datagram waits behind the old ones.
-        assert!(p.admit(ms(5), vec![99]).is_none());
+        assert!(p.admit(ms(5), 99, vec![99]).is_none());
         // Woken late, no more than a burst leaves.
-        p.release(ms(100), |d| sent.push(d[0]));
+        p.release(ms(100), |d, _| sent.push(d[0]));
         assert_eq!((sent.len(), p.next_release()), (9, Some(ms(101))));
-        p.release(ms(200), |d| sent.push(d[0]));
-        p.release(ms(300), |d| sent.push(d[0]));
+        p.release(ms(200), |d, _| sent.push(d[0]));
+        p.release(ms(300), |d, _| sent.push(d[0]));
         assert_eq!((sent.len(), sent[16], p.next_release()), (17, 99, None));
     }
 
     #[test]
     fn a_rate_not_set_again_lapses() {
-        let mut p = Pacer::default();
+        let mut p = Pacer::<u8>::default();
         p.set_rate(ms(0), Some((100.0, 2.0)));
         assert_eq!(admit(&mut p, ms(0), 10), 2);
         p.set_rate(ms(150), Some((100.0, 2.0)));
         assert!(p.is_pacing());
         let mut n = 0;
-        p.release(ms(400), |_| n += 1);
+        p.release(ms(400), |_, _| n += 1);
         assert_eq!((n, p.is_pacing(), p.is_empty()), (8, false, true));
     }
 
     #[test]
     fn stopping_releases_what_waits() {
-        let mut p = Pacer::default();
+        let mut p = Pacer::<u8>::default();
         p.set_rate(ms(0), Some((100.0, 0.5)));
         assert_eq!(admit(&mut p, ms(0), 10), 2, "at least the least burst");
         p.set_rate(ms(1), None);
         assert_eq!(p.next_release(), Some(ms(1)));
         let mut n = 0;
-        p.release(ms(1), |_| n += 1);
+        p.release(ms(1), |_, _| n += 1);
         assert_eq!((n, p.is_empty()), (8, true));
         assert_eq!(p.retain(|_| false), 0);
+    }
+
+    /// A waiting datagram's round trip counts from its forecast departure
+    /// ([`Pacer::newest_departure`]); one let out sooner is named with its tag, so that its
+    /// round trip counts from when it left. Before, a rate measured low (100 datagrams/s,
+    /// during a loss burst) that was then set higher or lapsed let the simulator's waiting
+    /// datagrams out at once, their round trips read 0–58 µs, the flow's round-trip floor fell
+    /// from 40 ms to 58 µs for good and its flight cap stayed at 10 segments (GE 10 %/8, seeds
+    /// 2 and 4: 0.9 Mbit/s; docs/engine.md, "Pacing").
+    #[test]
+    fn a_datagram_let_out_before_its_forecast_is_named() {
+        for change in [Some((100.0, 2.0)), Some((100_000.0, 50.0)), None] {
+            let mut p = Pacer::<u8>::default();
+            p.set_rate(ms(0), Some((100.0, 2.0)));
+            assert_eq!(admit(&mut p, ms(0), 10), 2);
+            assert_eq!(
+                p.newest_departure(),
+                Some(ms(80)),
+                "the 8th waiting, 10 ms apart"
+            );
+            p.set_rate(ms(1), change);
+            let mut early = Vec::new();
+            for t in 1..=100 {
+                p.release(ms(t), |d, tag| early.extend(tag.map(|k| (t, d[0], k))));
+            }
+            assert!(p.is_empty());
+            let expected: Vec<(u64, u8, u8)> = match change {
+                Some((100.0, _)) => vec![], // each left at its forecast
+                Some(_) => (2..10).map(|k| (2, k, k)).collect(), // with the next token
+                None => (2..10).map(|k| (1, k, k)).collect(), // at once
+            };
+            assert_eq!(early, expected, "{change:?}");
+        }
     }
 }

@@ -191,6 +191,15 @@ impl DeficitRepair {
         }
     }
 
+    /// Combination `pid` left at `at`, before the departure recorded for it (the pacer's
+    /// forecast, `pacer.rs`): its round trip counts from `at`.
+    pub fn departed(&mut self, pid: u32, at: Duration) {
+        let sent = &mut self.log[pid as usize % LOG_LEN];
+        if sent.pid == pid {
+            sent.at = sent.at.min(at);
+        }
+    }
+
     /// Leaves the repair just recorded for `pid` out of the in-flight accounting: the NC-ACKs
     /// that follow repair a reported deficit as if it had not been sent (the tail repair's
     /// burst-sized extras, `tail_burst`: insurance against a burst that takes the flight's
@@ -311,6 +320,31 @@ mod tests {
             r.on_sent(Duration::ZERO, *pid, false, true);
             *pid += 1;
         }
+    }
+
+    /// A combination the pacer let out before its forecast departure counts its round trip
+    /// from when it left (`departed`); a Pid the log no longer holds is left alone.
+    #[test]
+    fn a_departure_moved_earlier_lengthens_the_sample() {
+        let ms = Duration::from_millis;
+        let mut r = DeficitRepair::new();
+        r.on_sent(ms(100), 0, true, false); // forecast 100 ms
+        r.on_sent(ms(110), 1, true, false);
+        r.departed(0, ms(2)); // it left at 2 ms
+        r.departed(1, ms(200)); // never later than recorded
+        r.departed(1 + LOG_LEN as u32, ms(3)); // another Pid in the same slot
+        r.on_ack(ms(42), &ack(0, 0, 0), 2, 0.0);
+        assert_eq!(
+            r.delay().srtt(),
+            Some(ms(40)),
+            "from 2 ms, not 0 from the forecast"
+        );
+        r.on_ack(ms(150), &ack(0, 1, 0), 2, 0.0);
+        assert_eq!(
+            r.delay().srtt(),
+            Some(ms(40)),
+            "from 110 ms, the later one ignored"
+        );
     }
 
     #[test]

@@ -266,6 +266,11 @@ impl SenderHalf {
         }
     }
 
+    /// Combination `pid` left at `at`, before the departure forecast for it (`pacer.rs`).
+    pub fn departed(&mut self, pid: u32, at: Duration) {
+        self.repair.departed(pid, at);
+    }
+
     /// Packets in the coding buffer.
     pub fn buffered(&self) -> usize {
         self.buffer.len()
