@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use tcpnc_link::LossModel;
 use tcpnc_proto::Policies;
+use tcpnc_proto::settings::{PathMode, PathOverrides, PolicyOverrides, Profile};
 use tcpnc_proto::{EngineConfig, RedundancyPolicy};
+use tcpnc_sim::run_spec::RunSpec;
 use tcpnc_sim::{CongestionControl, NcBox, SimConfig, SimOutcome, SimReport, run, run_with_boxes};
 
 fn path(bytes: u64, loss: f64, cc: CongestionControl) -> SimConfig {
@@ -143,6 +145,24 @@ fn the_window_keeps_the_flight_within_the_coding_buffers_slots() {
 /// The product's policies over smoltcp Reno on 20 Mbit/s, 20 ms each way, a one-BDP queue (67
 /// packets), `loss` and `jitter_ms` of jitter that reorders: `bytes` with path seed `seed`,
 /// checked complete and intact.
+/// An nc transfer as `tcpnc sim --mode nc` runs it: `profile`'s policies, smoltcp Reno.
+fn nc_spec(profile: Profile, path: PathOverrides, bytes: u64, seed: u64) -> RunSpec {
+    RunSpec {
+        mode: PathMode::Nc,
+        profile,
+        cc: CongestionControl::Reno,
+        path,
+        bytes,
+        seed,
+        mtu: 1500,
+        buffer_kib: 1024,
+        send_buffer_kib: None,
+        ack_delay_ms: 10,
+        max_sim_s: 600.0,
+        policies: PolicyOverrides::default(),
+    }
+}
+
 fn reordering_run(loss: f64, jitter_ms: f64, bytes: u64, seed: u64) -> SimReport {
     reordering_run_queue(loss, jitter_ms, 67, bytes, seed)
 }
@@ -155,30 +175,16 @@ fn reordering_run_queue(
     bytes: u64,
     seed: u64,
 ) -> SimReport {
-    use tcpnc_proto::settings::{PathMode, PathOverrides, PolicyOverrides, Profile};
-    use tcpnc_sim::run_spec::RunSpec;
-    let spec = RunSpec {
-        mode: PathMode::Nc,
-        profile: Profile::Default,
-        cc: CongestionControl::Reno,
-        path: PathOverrides {
-            rate_mbit: Some(20.0),
-            delay_ms: Some(20.0),
-            loss: Some(loss),
-            jitter_ms: Some(jitter_ms),
-            reorder: Some(true),
-            queue_packets: Some(queue_packets),
-            ..PathOverrides::default()
-        },
-        bytes,
-        seed,
-        mtu: 1500,
-        buffer_kib: 1024,
-        send_buffer_kib: None,
-        ack_delay_ms: 10,
-        max_sim_s: 600.0,
-        policies: PolicyOverrides::default(),
+    let path = PathOverrides {
+        rate_mbit: Some(20.0),
+        delay_ms: Some(20.0),
+        loss: Some(loss),
+        jitter_ms: Some(jitter_ms),
+        reorder: Some(true),
+        queue_packets: Some(queue_packets),
+        ..PathOverrides::default()
     };
+    let spec = nc_spec(Profile::Default, path, bytes, seed);
     let r = spec.run().unwrap();
     assert_eq!(r.outcome, SimOutcome::Completed, "seed {seed}");
     assert!(r.integrity_ok, "seed {seed}");
@@ -241,30 +247,16 @@ fn late_combinations_need_no_repair() {
 /// (docs/engine.md, "Pacing").
 #[test]
 fn paced_round_trips_count_from_the_departure() {
-    use tcpnc_proto::settings::{PathMode, PathOverrides, PolicyOverrides, Profile};
-    use tcpnc_sim::run_spec::RunSpec;
     for seed in [2, 4] {
-        let spec = RunSpec {
-            mode: PathMode::Nc,
-            profile: Profile::Simulator,
-            cc: CongestionControl::Reno,
-            path: PathOverrides {
-                rate_mbit: Some(20.0),
-                delay_ms: Some(20.0),
-                loss: Some(0.1),
-                burst: Some(8.0),
-                queue_packets: Some(67),
-                ..PathOverrides::default()
-            },
-            bytes: 2_000_000,
-            seed,
-            mtu: 1500,
-            buffer_kib: 1024,
-            send_buffer_kib: None,
-            ack_delay_ms: 10,
-            max_sim_s: 600.0,
-            policies: PolicyOverrides::default(),
+        let path = PathOverrides {
+            rate_mbit: Some(20.0),
+            delay_ms: Some(20.0),
+            loss: Some(0.1),
+            burst: Some(8.0),
+            queue_packets: Some(67),
+            ..PathOverrides::default()
         };
+        let spec = nc_spec(Profile::Simulator, path, 2_000_000, seed);
         let r = spec.run().unwrap();
         assert_eq!(r.outcome, SimOutcome::Completed, "seed {seed}");
         assert!(r.integrity_ok, "seed {seed}");
