@@ -21,7 +21,7 @@
 //! A waiting datagram's round trip counts from the departure forecast when it is admitted
 //! (the bucket's wait is the gateway's, no queue of the path's). A rate set higher or lapsed
 //! since lets it out sooner; [`Pacer::release`] then names it, and the engine moves its
-//! departure to when it left (`Output::early_departures`). Counted from the forecast, a
+//! departure to when it left (`Output::take_early_departure`). Counted from the forecast, a
 //! queue's worth admitted at a rate measured during a loss burst (100 datagrams/s) and let out
 //! at once read round trips of 0–58 µs in the simulator, and the flow's round-trip floor never
 //! recovered. Holding each datagram to its forecast instead cost the lab's eight flows over a
@@ -157,8 +157,8 @@ impl<T> Pacer<T> {
     /// When the newest waiting datagram leaves, if the bucket is released in time (`None`
     /// when none waits): its round trip counts from then, not from its coding
     /// (`queue_delay.rs`: the pacer's wait is no queue of the path's). Forecast when it was
-    /// admitted and kept: a rate set higher or lapsed since does not let it out earlier, so
-    /// its round trip never reads short (module docs).
+    /// admitted; if a rate set higher or lapsed since lets it out sooner, [`Pacer::release`]
+    /// names it (module docs).
     pub fn newest_departure(&self) -> Option<Duration> {
         self.waiting.back().map(|&(t, ..)| t)
     }
