@@ -46,7 +46,7 @@ pub const PACE_HOLD: Duration = Duration::from_millis(200);
 /// A token bucket and the DATA datagrams waiting for its tokens (module docs), each with a
 /// `T` that names it to the caller (the engine's: its flow and Pid).
 #[derive(Debug)]
-pub struct Pacer<T = ()> {
+pub struct Pacer<T> {
     /// Datagrams per second; 0 while not pacing.
     rate: f64,
     /// The most tokens kept.
@@ -119,8 +119,8 @@ impl<T> Pacer<T> {
         }
         let behind = self.waiting.back().map_or(now, |&(t, ..)| t.max(now));
         let n = self.waiting.len() as f64 + 1.0;
-        let tokens = Duration::from_secs_f64((n - self.tokens).max(0.0) / self.rate);
-        behind.max(self.last.saturating_add(tokens))
+        let wait = Duration::from_secs_f64((n - self.tokens).max(0.0) / self.rate);
+        behind.max(self.last.saturating_add(wait))
     }
 
     /// Hands `send` the waiting datagrams whose tokens have come by `now`, oldest first, each

@@ -2,18 +2,14 @@
 //! step acknowledged at once (tests of per-peer state: path memory, the repair budget), or
 //! local TCPs behind A whose ACKs go to their flows (flows sharing a bottleneck).
 
+use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::time::Duration;
 
-use std::collections::BTreeMap;
 use tcpnc_proto::Engine;
-use tcpnc_proto::tcp::{FlowKey, TcpFlags, TcpPacket, seq_diff};
+use tcpnc_proto::tcp::{Endpoint, FlowKey, TcpFlags, TcpPacket, seq_diff};
 
-use super::ms;
-
-use super::segment;
-use super::{CLIENT, SERVER, SPORT};
-use std::net::IpAddr;
-use tcpnc_proto::tcp::Endpoint;
+use super::{CLIENT, SERVER, SPORT, ms, segment};
 
 /// The flow from client port `port` to the server.
 pub fn client_flow(port: u16) -> FlowKey {
