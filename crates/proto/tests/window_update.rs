@@ -271,6 +271,26 @@ fn a_flow_that_resends_only_repairs_a_lost_window_in_a_few_round_trips() {
     assert!(took < ms(800), "the lost window took {took:?} to repair");
 }
 
+/// The same loss with the receiving window wide open and a local TCP that has sent all it had
+/// and waits (the end of a transfer, or an application that paused): it sends nothing new and
+/// resends nothing before its retransmission timeout. Alone, the flow's repairs go beyond the
+/// budget, clocked by the NC-ACKs; on the budget's trickle such a flow decoded one segment per
+/// round trip (the simulator on Gilbert-Elliott bursts after smoltcp's FIN, docs/engine.md "A
+/// TCP that sends nothing new"). Among other flows they keep to the budget: a hundred short
+/// flows ending together would all repair beyond it.
+#[test]
+fn a_lone_flow_whose_tcp_has_sent_all_it_had_repairs_a_lost_window_in_a_few_round_trips() {
+    let (took, held) = repair_a_lost_window(Case::default());
+    assert!(held > 0, "repairs beyond the budget counted");
+    // 86 ms; 5.9 s on the budget alone.
+    assert!(took < ms(800), "the lost window took {took:?} to repair");
+    let (_, held) = repair_a_lost_window(Case {
+        others: true,
+        ..Case::default()
+    });
+    assert_eq!(held, 0, "among other flows, the budget's repairs only");
+}
+
 /// The same with a queue building (the round trip grows from 40 to 240 ms from the first
 /// segment after the lost ones on) and another flow to the peer: the repairs stay within the
 /// budget, as many flows overflowing one queue would only add to its drops (docs/engine.md,

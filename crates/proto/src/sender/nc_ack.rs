@@ -448,7 +448,8 @@ impl SenderHalf {
     /// TCP is held by the peer's window ([`SenderHalf::window_held`]) it sends nothing new and,
     /// its ACKs still advancing, retransmits nothing; after its retransmission timeout it sends
     /// nothing new and resends a few old segments per round trip
-    /// ([`SenderHalf::resends_only`]); so with a coding window's worth of
+    /// ([`SenderHalf::resends_only`]), and once it has sent all it had it sends nothing
+    /// ([`SenderHalf::sends_nothing_new`]); so with a coding window's worth of
     /// degrees of freedom or more missing (a whole window lost, TCP's retransmission-timeout
     /// case) the repairs are the flow's only way forward. Budget-starved by the peer's other
     /// flows, such a flow advanced one segment per round trip (a 100-flow lab straggler,
@@ -458,12 +459,16 @@ impl SenderHalf {
     /// them too, the rule favoured the flows that fill the peer's window fastest (8 flows:
     /// Jain's index 0.95 → 0.92).
     fn held_repairs(&self, cx: &Context<'_>, wanted: u32, delivered: u64) -> u32 {
-        // A TCP resending only gets them while no queue builds or while it is the peer's only
-        // flow: on a queue that other flows fill (100 short flows at 10 % loss) its repairs
-        // would add to what the queue drops; alone, it is the queue, and its repairs are
-        // clocked by what it delivers.
-        let alone = cx.out.stats.flows_active <= 1;
-        let crawling = self.resends_only(cx) && (alone || !self.repair.delay().queue_building());
+        // Alone, the flow is the queue and its repairs are clocked by what it delivers: any
+        // TCP that sends nothing new gets them. Among other flows only a TCP that resends, and
+        // only while no queue builds: on a queue that other flows fill (100 short flows at
+        // 10 % loss) the repairs of every flow that has sent all it had would add to what the
+        // queue drops.
+        let crawling = if cx.out.stats.flows_active <= 1 {
+            self.sends_nothing_new(cx)
+        } else {
+            self.resends_only(cx) && !self.repair.delay().queue_building()
+        };
         let held = self.window_held() || crawling;
         if !held || (self.loss.lost_dof as usize) < self.coding_window(cx) {
             return 0;
@@ -472,23 +477,28 @@ impl SenderHalf {
         wanted.min(clocked)
     }
 
-    /// Whether the local TCP resends old segments only: it has sent no new packet for a
-    /// combination round trip and resent buffered bytes within two (the NC-ACK a resent
-    /// segment draws comes a round trip after it), as after its
-    /// retransmission timeout, at a window of a few segments, each answered once the peer
-    /// decodes it (kernel BBR over nc crawled at 17 segments a second for half a minute that
-    /// way, docs/lab.md "Kernel BBR over nc, stop 17"). A TCP that has merely sent all it had
-    /// is left to the tail repair and the probe: many short flows ending together would
-    /// otherwise all repair beyond the budget into the queue they overflowed.
-    fn resends_only(&self, cx: &Context<'_>) -> bool {
-        let (Some(new), Some(resent), Some(rtt)) = (
-            self.last_new_at,
-            self.last_resent_at,
-            self.repair.delay().srtt(),
-        ) else {
+    /// Whether the local TCP has sent no new packet for a combination round trip: it has sent
+    /// all it had and waits (the end of a transfer: smoltcp's Reno after its FIN decoded one
+    /// segment per round trip for half a minute on the budget's trickle, docs/engine.md "A
+    /// TCP that sends nothing new"), or it resends only ([`SenderHalf::resends_only`]).
+    fn sends_nothing_new(&self, cx: &Context<'_>) -> bool {
+        let (Some(new), Some(rtt)) = (self.last_new_at, self.repair.delay().srtt()) else {
             return false;
         };
-        cx.now.saturating_sub(new) >= rtt && cx.now.saturating_sub(resent) < rtt * 2
+        cx.now.saturating_sub(new) >= rtt
+    }
+
+    /// Whether the local TCP resends old segments only: it sends nothing new and has resent
+    /// buffered bytes within two combination round trips (the NC-ACK a resent segment draws
+    /// comes a round trip after it), as after its retransmission timeout, at a window of a
+    /// few segments, each answered once the peer decodes it (kernel BBR over nc crawled at 17
+    /// segments a second for half a minute that way, docs/lab.md "Kernel BBR over nc, stop
+    /// 17").
+    fn resends_only(&self, cx: &Context<'_>) -> bool {
+        let (Some(resent), Some(rtt)) = (self.last_resent_at, self.repair.delay().srtt()) else {
+            return false;
+        };
+        self.sends_nothing_new(cx) && cx.now.saturating_sub(resent) < rtt * 2
     }
 
     /// Whether the peer's window, as the last NC-ACK gave it, leaves the local TCP less than a
