@@ -276,8 +276,8 @@ fn a_flow_that_resends_only_repairs_a_lost_window_in_a_few_round_trips() {
 /// resends nothing before its retransmission timeout. Alone, the flow's repairs go beyond the
 /// budget, clocked by the NC-ACKs; on the budget's trickle such a flow decoded one segment per
 /// round trip (the simulator on Gilbert-Elliott bursts after smoltcp's FIN, docs/engine.md "A
-/// TCP that sends nothing new"). Among other flows they keep to the budget: a hundred short
-/// flows ending together would all repair beyond it.
+/// TCP that sends nothing new, alone"). Among other flows they keep to the budget: a hundred
+/// short flows ending together would all repair beyond it.
 #[test]
 fn a_lone_flow_whose_tcp_has_sent_all_it_had_repairs_a_lost_window_in_a_few_round_trips() {
     let (took, held) = repair_a_lost_window(Case::default());

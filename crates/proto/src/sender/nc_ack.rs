@@ -480,7 +480,8 @@ impl SenderHalf {
     /// Whether the local TCP has sent no new packet for a combination round trip: it has sent
     /// all it had and waits (the end of a transfer: smoltcp's Reno after its FIN decoded one
     /// segment per round trip for half a minute on the budget's trickle, docs/engine.md "A
-    /// TCP that sends nothing new"), or it resends only ([`SenderHalf::resends_only`]).
+    /// TCP that sends nothing new, alone"), or it resends only
+    /// ([`SenderHalf::resends_only`]).
     fn sends_nothing_new(&self, cx: &Context<'_>) -> bool {
         let (Some(new), Some(rtt)) = (self.last_new_at, self.repair.delay().srtt()) else {
             return false;
