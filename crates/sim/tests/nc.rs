@@ -142,9 +142,6 @@ fn the_window_keeps_the_flight_within_the_coding_buffers_slots() {
     assert!(r.goodput_mbit > 12.0, "{} Mbit/s", r.goodput_mbit);
 }
 
-/// The product's policies over smoltcp Reno on 20 Mbit/s, 20 ms each way, a one-BDP queue (67
-/// packets), `loss` and `jitter_ms` of jitter that reorders: `bytes` with path seed `seed`,
-/// checked complete and intact.
 /// An nc transfer as `tcpnc sim --mode nc` runs it: `profile`'s policies, smoltcp Reno.
 fn nc_spec(profile: Profile, path: PathOverrides, bytes: u64, seed: u64) -> RunSpec {
     RunSpec {
@@ -163,6 +160,9 @@ fn nc_spec(profile: Profile, path: PathOverrides, bytes: u64, seed: u64) -> RunS
     }
 }
 
+/// The product's policies over smoltcp Reno on 20 Mbit/s, 20 ms each way, a one-BDP queue (67
+/// packets), `loss` and `jitter_ms` of jitter that reorders: `bytes` with path seed `seed`,
+/// checked complete and intact.
 fn reordering_run(loss: f64, jitter_ms: f64, bytes: u64, seed: u64) -> SimReport {
     reordering_run_queue(loss, jitter_ms, 67, bytes, seed)
 }
