@@ -60,6 +60,7 @@ impl Policies {
             queue_depth: Switch::Off,
             pacing: Switch::Off,
             burst_redundancy: Switch::Off,
+            redundancy_when_alone: Switch::Off,
         }
     }
 
@@ -124,6 +125,7 @@ mod tests {
             p.queue_depth,
             p.pacing,
             p.burst_redundancy,
+            p.redundancy_when_alone,
         ] {
             assert_eq!(s, Switch::Off);
         }

@@ -163,6 +163,11 @@ pub struct Policies {
     /// burst is reported by the NC-ACKs and repaired then (docs/engine.md "Burst-aware
     /// redundancy"). Off: they cover the whole random loss rate.
     pub burst_redundancy: Switch,
+    /// With an adaptive R: the advance redundancy only while no other flow to the same peer
+    /// has something in flight; beside busy flows R is 1 and the deficit repair answers the
+    /// losses the NC-ACKs report (docs/engine.md "Advance redundancy for a lone flow"). Off:
+    /// every flow's R follows its own random loss floor.
+    pub redundancy_when_alone: Switch,
 }
 
 impl Default for Policies {
@@ -223,6 +228,7 @@ impl Policies {
             queue_depth: Switch::On,
             pacing: Switch::On,
             burst_redundancy: Switch::On,
+            redundancy_when_alone: Switch::On,
         }
     }
 
@@ -296,6 +302,9 @@ impl Policies {
             queue_depth: o.queue_depth.unwrap_or(self.queue_depth),
             pacing: o.pacing.unwrap_or(self.pacing),
             burst_redundancy: o.burst_redundancy.unwrap_or(self.burst_redundancy),
+            redundancy_when_alone: o
+                .redundancy_when_alone
+                .unwrap_or(self.redundancy_when_alone),
         }
     }
 

@@ -211,6 +211,15 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_redundancy: Option<Switch>,
+    /// With an adaptive R (`redundancy = "auto"`): the advance redundancy only while no other
+    /// flow to the same peer has something in flight. Several flows through one bottleneck
+    /// queue take its drops into their loss records, and R sized for them went out in the
+    /// quiet periods between the queue's overflows, where nothing was missing; beside busy
+    /// flows R is 1 and the deficit repair answers the losses reported. Default: on (off in
+    /// the paper profiles; docs/engine.md "Advance redundancy for a lone flow").
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redundancy_when_alone: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -249,13 +258,14 @@ impl From<Policies> for PolicyOverrides {
             queue_depth: Some(p.queue_depth),
             pacing: Some(p.pacing),
             burst_redundancy: Some(p.burst_redundancy),
+            redundancy_when_alone: Some(p.redundancy_when_alone),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 32] = [
+    pub const KEYS: [&'static str; 33] = [
         "window",
         "redundancy",
         "scheme",
@@ -288,5 +298,6 @@ impl PolicyOverrides {
         "queue_depth",
         "pacing",
         "burst_redundancy",
+        "redundancy_when_alone",
     ];
 }

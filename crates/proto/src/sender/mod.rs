@@ -14,6 +14,7 @@ mod combination;
 mod dof_ack;
 mod flight;
 mod nc_ack;
+mod redundancy;
 mod tail;
 
 use std::collections::VecDeque;

@@ -122,14 +122,7 @@ impl SenderHalf {
             self.follow_event_share(cx, random_fit);
         }
         cx.stats.event_share_permille = (self.event_share * 1000.0).round() as u32;
-        if cx.config.policies.redundancy.adapts() {
-            let r = cx
-                .config
-                .policies
-                .redundancy
-                .factor_for(self.loss.random_loss_rate() * self.event_share);
-            self.acc.set_factor(r);
-        }
+        self.follow_redundancy(cx);
         cx.stats.redundancy_permille = (self.acc.factor() * 1000.0).round() as u64;
         if self.nc_ack.is_none_or(|a| seq_lt(a, ack.ack)) {
             self.nc_ack = Some(ack.ack);
