@@ -18,9 +18,9 @@
 
 mod common;
 
+use common::TestRng;
 use common::bottleneck::Bottleneck;
-use common::flows::{FIRST_PORT, FlowTcp, acknowledge_flows, client_data, take_flow_acks};
-use common::{TestRng, ms};
+use common::flows::FlowTcp;
 use tcpnc_proto::Engine;
 use tcpnc_proto::config::{EngineConfig, Policies, Switch};
 
@@ -56,19 +56,7 @@ fn run(rule: Switch, seed: u64) -> Run {
     let mut tcps = [FlowTcp::START; FLOWS as usize];
     let mut link = Bottleneck::new(QUEUE, LOSS, DELAY_MS, 0);
     for now in 0..RUN_MS {
-        link.deliver_to_a(&mut a, now);
-        take_flow_acks(&mut a, SEG, &mut tcps);
-        for (i, t) in tcps.iter_mut().enumerate() {
-            let window = t.window.min(CWND * SEG);
-            while (t.next - t.acked) * SEG < window {
-                let port = FIRST_PORT + i as u16;
-                a.handle_local(ms(now), &client_data(port, t.next, SEG));
-                t.next += 1;
-            }
-        }
-        link.carry_to_b(&mut a, &mut b, now, &mut rng);
-        acknowledge_flows(&mut b, now);
-        link.carry_back(&mut b, now);
+        link.step_window_flows((&mut a, &mut b), &mut tcps, (SEG, CWND), now, &mut rng);
     }
     Run {
         acked: tcps.iter().map(|t| u64::from(t.acked)).sum(),

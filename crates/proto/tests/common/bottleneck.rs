@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use tcpnc_proto::Engine;
 
+use super::flows::{FIRST_PORT, FlowTcp, acknowledge_flows, client_data, take_flow_acks};
 use super::timed::take_due;
 use super::{TestRng, ms};
 
@@ -87,5 +88,34 @@ impl Bottleneck {
             self.order += 1;
             self.to_a.insert((now + self.delay_ms, self.order), d);
         }
+    }
+}
+
+impl Bottleneck {
+    /// Millisecond `now` of local TCPs behind A that each keep up to `cwnd` segments of `seg`
+    /// bytes in flight, as far as the window A last gave them allows (a loss-based TCP whose
+    /// losses the coding hides): A takes the NC-ACKs due and its TCP ACKs reach their flows,
+    /// the flows send, the queue serves B, whose local TCPs acknowledge what it delivered.
+    pub fn step_window_flows(
+        &mut self,
+        (a, b): (&mut Engine, &mut Engine),
+        tcps: &mut [FlowTcp],
+        (seg, cwnd): (u32, u32),
+        now: u64,
+        rng: &mut TestRng,
+    ) {
+        self.deliver_to_a(a, now);
+        take_flow_acks(a, seg, tcps);
+        for (i, t) in tcps.iter_mut().enumerate() {
+            let window = t.window.min(cwnd * seg);
+            while (t.next - t.acked) * seg < window {
+                let port = FIRST_PORT + i as u16;
+                a.handle_local(ms(now), &client_data(port, t.next, seg));
+                t.next += 1;
+            }
+        }
+        self.carry_to_b(a, b, now, rng);
+        acknowledge_flows(b, now);
+        self.carry_back(b, now);
     }
 }
