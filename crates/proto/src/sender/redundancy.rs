@@ -9,11 +9,11 @@
 //! arriving between the peaks, where nothing was missing, are non-innovative. On the lab (8 ×
 //! 20 MB, 10 % loss, one-BDP queue) the runs in which the flows' R followed their floors, to
 //! 1.07–1.28, had 3–28 thousand datagrams arrive non-innovative (13.5–15.9 Mbit/s); those in
-//! which R stayed at 1 (floors left unsampled while queues stood) ran at 16.2–16.6 (plain BBR
-//! 16.4). Beside busy flows the deficit
+//! which R had stayed at 1 ran at 16.2–16.6 (plain BBR 16.4). Beside busy flows the deficit
 //! repair answers what the NC-ACKs report instead, one round trip later, and the DoF ACK keeps
 //! the wait from the local TCP (`dof_ack.rs`). A flow alone keeps its advance cover, worth
-//! 3–5 % on independent loss (docs/engine.md, "Burst-aware redundancy").
+//! 3–5 % on independent loss (docs/engine.md, "Burst-aware redundancy"). A new flow starts
+//! from the path's R (`path_memory`) and takes 1 at its first NC-ACK beside busy flows.
 
 use super::SenderHalf;
 use crate::context::Context;
