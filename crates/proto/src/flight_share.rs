@@ -131,8 +131,8 @@ impl FlightShare {
 
     /// The cap of a flow whose reported flight is `own`, out of the path's `cap` (segments).
     pub fn cap_for(&self, cap: u64, own: u64) -> u64 {
-        let flows = self.busy + u64::from(own == 0);
-        let equal = cap / flows.max(1);
+        let flows = self.others_busy(own) + 1;
+        let equal = cap / flows;
         let left = cap.saturating_sub(self.total.saturating_sub(own));
         equal.max(left).max(FLIGHT_CAP_MIN_SEGMENTS)
     }
@@ -140,6 +140,11 @@ impl FlightShare {
     /// Flows with something in flight.
     pub fn busy(&self) -> u64 {
         self.busy
+    }
+
+    /// Flows with something in flight other than one whose reported flight is `own`.
+    pub fn others_busy(&self, own: u64) -> u64 {
+        self.busy.saturating_sub(u64::from(own > 0))
     }
 }
 

@@ -10,8 +10,9 @@
 //! combinations that arrive where nothing was missing are non-innovative. The test asserts, in
 //! each of three seeds, R = 1 for every flow with the rule (1.00–1.67 without), at least 10 %
 //! fewer non-innovative datagrams (20–28 % fewer in seeds 1–3) and at least as many segments
-//! acknowledged (3–9 % more). It fails with the rule off. (The lab's flood, R up to 1.28 and tens of thousands of non-innovative datagrams
-//! in some runs of 8 × 20 MB, does not build in this toy, whose TCPs never cut their windows.)
+//! acknowledged (3–9 % more). It fails with the rule off. (The lab's flood, R up to 1.28 and
+//! tens of thousands of non-innovative datagrams in some runs of 8 × 20 MB, does not build in
+//! this toy, whose TCPs never cut their windows.)
 //!
 //! The path: a drop-tail queue of 40 datagrams served at one datagram per millisecond, then
 //! 20 ms one way and 10 % random loss; NC-ACKs back in 20 ms.

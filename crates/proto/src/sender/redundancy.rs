@@ -35,7 +35,7 @@ impl SenderHalf {
     /// With `redundancy_when_alone`: whether another flow to the same peer has something in
     /// flight, as the flows last reported them (`flight_share.rs`).
     fn beside_busy_flows(&self, cx: &Context<'_>) -> bool {
-        let own = u64::from(self.reported_flight > 0);
-        cx.config.policies.redundancy_when_alone.is_on() && cx.path.flight_share.busy() > own
+        cx.config.policies.redundancy_when_alone.is_on()
+            && cx.path.flight_share.others_busy(self.reported_flight) > 0
     }
 }
