@@ -19,7 +19,9 @@
 //! path that overflows, deliveries fall and the repairs with them. What the budget refuses is
 //! left to TCP: with the bucket empty a TCP retransmission is coded again instead of absorbed
 //! (`SenderHalf::repair_covers_retransmission`), so recovery runs at TCP's own congestion-
-//! controlled pace, and a repair probe always sends at least one repair.
+//! controlled pace. A repair probe always sends at least one repair, and all it asks for when
+//! the local TCP sends nothing new (`SenderHalf::on_timeout`): such a TCP waits for its
+//! timeout, and among busy flows the tokens go to the flows whose NC-ACKs keep coming.
 
 /// Repairs earned per combination delivered, beyond the random-loss share.
 pub const REPAIR_SHARE: f64 = 0.25;

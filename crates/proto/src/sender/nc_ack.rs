@@ -474,7 +474,8 @@ impl SenderHalf {
     /// all it had and waits (the end of a transfer: smoltcp's Reno after its FIN decoded one
     /// segment per round trip for half a minute on the budget's trickle, docs/engine.md "A
     /// TCP that sends nothing new, alone"), or it resends only
-    /// ([`SenderHalf::resends_only`]).
+    /// ([`SenderHalf::resends_only`]). Such a TCP's repair probes go beyond the repair budget
+    /// ([`SenderHalf::on_timeout`]).
     fn sends_nothing_new(&self, cx: &Context<'_>) -> bool {
         let (Some(new), Some(rtt)) = (self.last_new_at, self.repair.delay().srtt()) else {
             return false;
@@ -555,8 +556,10 @@ impl SenderHalf {
     /// for the probe interval, so the repairs sent for the last reported N_lp, the newest
     /// combinations (a tail loss the receiver cannot report), or the NC-ACKs were lost and,
     /// with TCP waiting for those very ACKs, nothing else would trigger a repair before TCP's
-    /// retransmission timeout. Sends the last reported N_lp (at least one) again as repairs;
-    /// backs off and gives up after [`MAX_PROBES`] probes.
+    /// retransmission timeout. Sends the last reported N_lp (at least one) again as repairs,
+    /// within the repair budget unless the local TCP sends nothing new (docs/engine.md, "A
+    /// probe for a TCP that sends nothing new"); backs off and gives up after [`MAX_PROBES`]
+    /// probes.
     pub fn on_timeout(&mut self, cx: &mut Context<'_>) {
         let Some((deadline, probes)) = self.probe else {
             return;
@@ -572,8 +575,14 @@ impl SenderHalf {
         let count =
             ((f64::from(self.loss.lost_dof.max(1)) / q).ceil() as u32).min(MAX_REPAIRS_PER_ACK);
         // A probe sends at least one repair whatever the budget: it is the flow's only way out
-        // of a stall short of TCP's timeout, and it backs off by itself.
-        for _ in 0..self.within_budget(cx, count).max(1) {
+        // of a stall short of TCP's timeout, and it backs off by itself. For a local TCP that
+        // sends nothing new it sends them all: that TCP waits for its timeout, and among busy
+        // flows the budget's tokens go to the flows whose NC-ACKs keep coming.
+        let granted = match self.sends_nothing_new(cx) {
+            true => count,
+            false => self.within_budget(cx, count),
+        };
+        for _ in 0..granted.max(1) {
             self.send_repair(cx);
         }
         cx.stats.repair_probes += 1;
