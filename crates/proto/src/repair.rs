@@ -20,6 +20,9 @@
 //!   expected to lose `1 − q_f = s·(1 − q)` with `s` the share of the loss that starts a burst
 //!   (1, unless `burst_redundancy` fits the loss record with bursts: a burst's later losses
 //!   are not foreseen but reported and repaired then, `loss_burst::BurstFit::event_share`);
+//!   beside busy flows (`redundancy_when_alone`) the flight's losses are not foreseen at all,
+//!   only the extras in flight count against the deficit reported: `D = d − q_f·(n_c − n_s)`
+//!   ([`DeficitRepair::set_foresight`]);
 //! * if the ACK did not advance (the oldest hole is out of the coding window, so only repairs,
 //!   which cover the whole buffer, can fill it): `D = max(D, d − q·n_r)`;
 //! * send `round(D / q)` repairs when `D ≥ 1` (at most [`MAX_REPAIRS_PER_ACK`]).
@@ -133,6 +136,8 @@ pub struct DeficitRepair {
     /// The share of the loss rate the flight is expected to lose before the NC-ACKs report
     /// it (`burst_redundancy`: `loss_burst::BurstFit::event_share`; 1 = all of it).
     event_share: f64,
+    /// Whether the flight's own losses are foreseen ([`DeficitRepair::set_foresight`]).
+    foresee: bool,
 }
 
 impl Default for DeficitRepair {
@@ -156,6 +161,7 @@ impl DeficitRepair {
             at_last_source: SentCounts::default(),
             covering: true,
             event_share: 1.0,
+            foresee: true,
         }
     }
 
@@ -170,6 +176,15 @@ impl DeficitRepair {
     /// comes in bursts that the NC-ACKs report and the repair answers then); 1 by default.
     pub fn set_event_share(&mut self, share: f64) {
         self.event_share = share.clamp(0.0, 1.0);
+    }
+
+    /// Whether the repair foresees the losses of the combinations in flight (the default) or
+    /// answers only the deficit the NC-ACKs report, less the extras in flight expected to
+    /// arrive: `D = d − q_f·(n_c − n_s)`. Foreseeing them is advance cover, like R's; beside busy
+    /// flows (`redundancy_when_alone`) the sender leaves it to the reports (docs/engine.md,
+    /// "Advance redundancy for a lone flow").
+    pub fn set_foresight(&mut self, foresee: bool) {
+        self.foresee = foresee;
     }
 
     /// Records the combination sent with `pid`: it is the first to include a new packet
@@ -247,7 +262,10 @@ impl DeficitRepair {
         let in_flight = f64::from(after) - uncounted;
         let expected = if self.covering {
             let arriving = 1.0 - (1.0 - q) * self.event_share;
-            let expected = deficit + new_sources - arriving * in_flight;
+            let expected = match self.foresee {
+                true => deficit + new_sources - arriving * in_flight,
+                false => deficit - arriving * (in_flight - new_sources),
+            };
             match stalled {
                 true => expected.max(deficit - q * repairs),
                 false => expected,
@@ -396,6 +414,23 @@ mod tests {
         assert_eq!(sent(1.0), 7); // (2 + 40 − 0.9·40) / 0.9 = 6.7
         assert_eq!(sent(0.25), 3); // (2 + 40 − 0.975·40) / 0.9 = 3.3
         assert_eq!(sent(7.0), 7); // clamped to 1
+    }
+
+    /// Without foresight (beside busy flows) a reported deficit is repaired as reported, less
+    /// the extras in flight: the flight's own losses wait for the NC-ACKs that report them.
+    #[test]
+    fn without_foresight_only_the_reported_deficit_is_repaired() {
+        let sent = |foresee: bool, new_in_flight: u32| {
+            let mut r = DeficitRepair::new();
+            r.set_foresight(foresee);
+            let mut pid = 0;
+            send(&mut r, &mut pid, 10, 10);
+            send(&mut r, &mut pid, 40, new_in_flight);
+            r.on_ack(Duration::ZERO, &ack(100, 9, 2), pid, 0.1)
+        };
+        assert_eq!(sent(true, 40), 7); // (2 + 40 − 0.9·40) / 0.9 = 6.7
+        assert_eq!(sent(false, 40), 2); // (2 − 0.9·0) / 0.9 = 2.2
+        assert_eq!(sent(false, 38), 0); // 2 − 0.9·2 = 0.2 < 1: the two extras cover it
     }
 
     #[test]

@@ -53,6 +53,8 @@ struct Plan {
     starts: [u64; FLOWS as usize],
     segments: u32,
     samples: [u64; 2],
+    /// The engines' `redundancy_when_alone`.
+    alone_rule: Switch,
 }
 
 /// The three flows start together.
@@ -60,19 +62,21 @@ const TOGETHER: Plan = Plan {
     starts: [0; FLOWS as usize],
     segments: SEGMENTS,
     samples: [0, 0],
+    alone_rule: Switch::On,
 };
 
-fn engine(flight_share: Switch, seed: u64) -> Engine {
+fn engine(flight_share: Switch, seed: u64, alone_rule: Switch) -> Engine {
     let mut cfg = EngineConfig::default();
     cfg.policies.flight_share = flight_share;
+    cfg.policies.redundancy_when_alone = alone_rule;
     Engine::new(cfg, seed).unwrap()
 }
 
 /// Runs the three transfers of `plan` for at most 30 s of virtual time.
 fn transfer(flight_share: Switch, seed: u64, plan: &Plan) -> Run {
     let (mut a, mut b) = (
-        engine(flight_share, seed),
-        engine(flight_share, seed ^ 0x5EED),
+        engine(flight_share, seed, plan.alone_rule),
+        engine(flight_share, seed ^ 0x5EED, plan.alone_rule),
     );
     let mut rng = TestRng(seed | 1);
     // Greedy local TCPs: every segment their last window allows.
@@ -169,12 +173,19 @@ fn jain(x: &[f64]) -> f64 {
 /// while all three run they progress alike; shared out of each flow's own estimate, "what the
 /// others leave" went to the last flow (docs/lab.md, "Many flows, stop 45": one flow of eight
 /// carried a quarter to a half of the lab's link).
+///
+/// With `redundancy_when_alone` off: with it, these greedy TCPs, which never cut their
+/// windows, progress unequally in two seeds of three (Jain 0.91, one flow at half the others'
+/// pace) once their pauses beside busy flows get no tail repairs (stop 55), which is not the
+/// share's doing; on the lab 8 × 20 MB kept Jain 0.999–1.000 and 100 flows 0.92 (docs/engine.md,
+/// known limits).
 #[test]
 fn flows_that_measured_different_floors_share_alike() {
     let staggered = Plan {
         starts: [0, 1_000, 2_000],
         segments: 8_000,
         samples: [4_000, 8_000],
+        alone_rule: Switch::Off,
     };
     let mut indices = Vec::new();
     for seed in 1..=3 {
@@ -193,7 +204,8 @@ fn flows_that_measured_different_floors_share_alike() {
         );
         indices.push(index);
     }
-    // Shared out of the largest estimate 0.998-1.000; out of each flow's own 0.935-0.964.
+    // Shared out of the largest estimate 0.980-1.000 (0.998-1.000 with the lone-flow rule on
+    // before stop 55); out of each flow's own 0.935-0.964.
     let least = indices.iter().copied().fold(f64::INFINITY, f64::min);
     assert!(least > 0.98, "the flows share unequally: Jain {indices:?}");
 }

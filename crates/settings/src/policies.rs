@@ -163,10 +163,11 @@ pub struct Policies {
     /// burst is reported by the NC-ACKs and repaired then (docs/engine.md "Burst-aware
     /// redundancy"). Off: they cover the whole random loss rate.
     pub burst_redundancy: Switch,
-    /// With an adaptive R: the advance redundancy only while no other flow to the same peer
-    /// has something in flight; beside busy flows R is 1 and the deficit repair answers the
-    /// losses the NC-ACKs report (docs/engine.md "Advance redundancy for a lone flow"). Off:
-    /// every flow's R follows its own random loss floor.
+    /// Advance cover only while no other flow to the same peer has something in flight:
+    /// beside busy flows an adaptive R is 1, the deficit repair does not foresee the flight's
+    /// losses, and a pause gets no tail repairs before the local TCP's FIN; the deficit repair
+    /// answers the losses the NC-ACKs report (docs/engine.md "Advance redundancy for a lone
+    /// flow"). Off: every flow covers its own loss floor in advance, busy neighbours or not.
     pub redundancy_when_alone: Switch,
 }
 

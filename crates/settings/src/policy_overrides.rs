@@ -211,12 +211,13 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_redundancy: Option<Switch>,
-    /// With an adaptive R (`redundancy = "auto"`): the advance redundancy only while no other
-    /// flow to the same peer has something in flight. Several flows through one bottleneck
-    /// queue take its drops into their loss records, and R sized for them went out in the
-    /// quiet periods between the queue's overflows, where nothing was missing; beside busy
-    /// flows R is 1 and the deficit repair answers the losses reported. Default: on (off in
-    /// the paper profiles; docs/engine.md "Advance redundancy for a lone flow").
+    /// Advance cover only while no other flow to the same peer has something in flight.
+    /// Several flows through one bottleneck queue take its drops into their loss records, and
+    /// cover sized for them went out in the quiet periods between the queue's overflows, where
+    /// nothing was missing; beside busy flows an adaptive R is 1, the deficit repair does not
+    /// foresee the flight's losses, a pause gets no tail repairs before the TCP's FIN, and the
+    /// deficit repair answers the losses reported. Default: on (off in the paper profiles;
+    /// docs/engine.md "Advance redundancy for a lone flow").
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redundancy_when_alone: Option<Switch>,

@@ -20,12 +20,16 @@ use crate::context::Context;
 
 impl SenderHalf {
     /// Sets R from the loss record after an NC-ACK (an adaptive R only; a fixed R stays).
+    /// Beside busy flows the deficit repair does not foresee the flight's losses either
+    /// (`repair.rs`, [`crate::repair::DeficitRepair::set_foresight`]), whatever R's policy.
     pub(super) fn follow_redundancy(&mut self, cx: &Context<'_>) {
+        let beside_busy = self.beside_busy_flows(cx);
+        self.repair.set_foresight(!beside_busy);
         let policy = cx.config.policies.redundancy;
         if !policy.adapts() {
             return;
         }
-        let covered = match self.beside_busy_flows(cx) {
+        let covered = match beside_busy {
             true => 0.0,
             false => self.loss.random_loss_rate() * self.event_share,
         };
@@ -33,8 +37,10 @@ impl SenderHalf {
     }
 
     /// With `redundancy_when_alone`: whether another flow to the same peer has something in
-    /// flight, as the flows last reported them (`flight_share.rs`).
-    fn beside_busy_flows(&self, cx: &Context<'_>) -> bool {
+    /// flight, as the flows last reported them (`flight_share.rs`). Then the flow sends no
+    /// advance cover: R is 1, the deficit repair does not foresee the flight's losses, and
+    /// a pause gets no tail repairs before the local TCP's FIN (`tail.rs`).
+    pub(super) fn beside_busy_flows(&self, cx: &Context<'_>) -> bool {
         cx.config.policies.redundancy_when_alone.is_on()
             && cx.path.flight_share.others_busy(self.reported_flight) > 0
     }

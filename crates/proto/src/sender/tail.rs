@@ -58,7 +58,11 @@ impl SenderHalf {
     /// window, within [`Self::edge_allowance`]. None while the latest round trip shows a queue
     /// at the bottleneck (`tail_queue`): many flows through a shallow queue each pause between
     /// their segments, and the repairs, sized for a loss rate the queue's drops inflate, fed
-    /// those drops (docs/engine.md, deficit repair part 10).
+    /// those drops (docs/engine.md, deficit repair part 10). None beside busy flows before the
+    /// local TCP's FIN (`redundancy_when_alone`, docs/engine.md "Advance redundancy for a lone
+    /// flow"): a pause there is the ACK clock's among the other flows' datagrams, and the
+    /// repairs, sized for a loss record that holds the queue's drops, were most of what the
+    /// peer threw away (8 × 20 MB on the lab, stop 55).
     pub fn on_pause(&mut self, cx: &mut Context<'_>) {
         let Some(deadline) = self.tail else {
             return;
@@ -70,7 +74,10 @@ impl SenderHalf {
         let now = self.repair.sent_counts();
         let from = self.pause_mark.max(self.repair.echoed_counts());
         let queued = cx.config.policies.tail_queue.is_on() && self.sample_queued();
-        if !self.buffer.is_empty() && !queued {
+        // Beside busy flows a TCP pauses between the others' datagrams, and more of its own
+        // follow, until its FIN (`redundancy_when_alone`).
+        let clocked = self.beside_busy_flows(cx) && self.fin_seq.is_none();
+        if !self.buffer.is_empty() && !queued && !clocked {
             let needed = now.sources - from.sources;
             let in_flight = now.combinations - from.combinations;
             let limit = self.edge_allowance(cx);

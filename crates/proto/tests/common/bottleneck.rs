@@ -5,8 +5,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use tcpnc_proto::Engine;
+use tcpnc_proto::tcp::TcpFlags;
 
-use super::flows::{FIRST_PORT, FlowTcp, acknowledge_flows, client_data, take_flow_acks};
+use super::flows::{FIRST_PORT, FlowTcp, acknowledge_flows, client_segment, take_flow_acks};
 use super::timed::take_due;
 use super::{TestRng, ms};
 
@@ -108,9 +109,13 @@ impl Bottleneck {
         take_flow_acks(a, seg, tcps);
         for (i, t) in tcps.iter_mut().enumerate() {
             let window = t.window.min(cwnd * seg);
-            while (t.next - t.acked) * seg < window {
+            while t.next < t.written && (t.next - t.acked) * seg < window {
                 let port = FIRST_PORT + i as u16;
-                a.handle_local(ms(now), &client_data(port, t.next, seg));
+                let flags = match t.next + 1 == t.written {
+                    true => TcpFlags::ACK | TcpFlags::FIN,
+                    false => TcpFlags::ACK,
+                };
+                a.handle_local(ms(now), &client_segment(port, t.next, seg, flags));
                 t.next += 1;
             }
         }

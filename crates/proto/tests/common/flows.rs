@@ -21,11 +21,16 @@ pub fn client_flow(port: u16) -> FlowKey {
 
 /// Segment `i` of `len` bytes of the flow from client port `port` (sequence 5000 + i·len).
 pub fn client_data(port: u16, i: u32, len: u32) -> Vec<u8> {
+    client_segment(port, i, len, TcpFlags::ACK)
+}
+
+/// [`client_data`] with `flags`.
+pub fn client_segment(port: u16, i: u32, len: u32, flags: TcpFlags) -> Vec<u8> {
     segment(
         &client_flow(port),
         5_000 + i * len,
         1,
-        TcpFlags::ACK,
+        flags,
         1000,
         &[],
         &vec![7; len as usize],
@@ -62,14 +67,18 @@ pub struct FlowTcp {
     pub next: u32,
     pub acked: u32,
     pub window: u32,
+    /// Segments the application writes before it closes, the last with FIN (`u32::MAX`: a
+    /// bulk sender that never does).
+    pub written: u32,
 }
 
 impl FlowTcp {
-    /// Nothing sent yet, a 64 kB window.
+    /// Nothing sent yet, a 64 kB window, a bulk sender.
     pub const START: FlowTcp = FlowTcp {
         next: 0,
         acked: 0,
         window: 65_535,
+        written: u32::MAX,
     };
 }
 
