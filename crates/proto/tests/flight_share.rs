@@ -177,7 +177,7 @@ fn jain(x: &[f64]) -> f64 {
 /// With `redundancy_when_alone` off: with it, these greedy TCPs, which never cut their
 /// windows, progress unequally in two seeds of three (Jain 0.91, one flow at half the others'
 /// pace) once their pauses beside busy flows get no tail repairs (stop 55), which is not the
-/// share's doing; on the lab 8 × 20 MB kept Jain 0.999–1.000 and 100 flows 0.92 (docs/engine.md,
+/// share's doing; on the lab 8 × 20 MB kept Jain 0.999–1.000 and 100 flows 0.87 (docs/engine.md,
 /// known limits).
 #[test]
 fn flows_that_measured_different_floors_share_alike() {
