@@ -162,6 +162,7 @@ impl Connection {
             sender.on_pause(&mut cx);
             sender.on_tail_probe(&mut cx);
             sender.on_timeout(&mut cx);
+            sender.on_spread(&mut cx);
             sender.release_paused(&mut cx, stamp);
         }
     }

@@ -28,6 +28,9 @@ pub struct FlowStats {
     pub retransmissions_absorbed: u64,
     /// Repair probes: repairs sent because NC-ACKs stopped while DoFs were missing.
     pub repair_probes: u64,
+    /// Of the repair probes' repairs, those that left one at a time after the first
+    /// (`probe_spread`, `sender/probe.rs`).
+    pub spread_repairs: u64,
     /// Tail repairs: repairs sent when the local TCP paused (`tail_repair.rs`).
     pub tail_repairs: u64,
     /// Deficit repairs asked for beyond the mean's count while the local TCP was paused
@@ -226,7 +229,7 @@ impl FlowStats {
     /// (gateway stats file, simulator) are built from, so they cannot drift from the struct.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
-            data_sent, redundant_sent, repairs_sent, repair_probes, tail_repairs, pause_repairs, tail_probes, burst_repairs, repairs_over_budget, held_repairs, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
+            data_sent, redundant_sent, repairs_sent, repair_probes, spread_repairs, tail_repairs, pause_repairs, tail_probes, burst_repairs, repairs_over_budget, held_repairs, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
             tcp_acks_coalesced, coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, burst_window, event_share_permille, flight_cap, late_arrivals, acks_paused, acks_stale,
             unordering,
             late_received, data_received, innovative, non_innovative,

@@ -179,6 +179,12 @@ fn jain(x: &[f64]) -> f64 {
 /// pace) once their pauses beside busy flows get no tail repairs (stop 55), which is not the
 /// share's doing; on the lab 8 × 20 MB kept Jain 0.999–1.000 and 100 flows 0.87 (docs/engine.md,
 /// known limits).
+///
+/// The toy is chaotic: one probe more or less early on (`probe_spread`, stop 56) moves the
+/// flows' 4–8 s progress by a third in single seeds, with either setting of any rule. So the
+/// test takes eight seeds (1, 3, …, 15; the harness's generator makes seeds 2k and 2k + 1
+/// alike) and asserts their mean: 0.977 shared out of the largest estimate (0.892–1.000),
+/// 0.896 out of each flow's own (0.651–0.999); 0.984 with `probe_spread` off.
 #[test]
 fn flows_that_measured_different_floors_share_alike() {
     let staggered = Plan {
@@ -188,7 +194,7 @@ fn flows_that_measured_different_floors_share_alike() {
         alone_rule: Switch::Off,
     };
     let mut indices = Vec::new();
-    for seed in 1..=3 {
+    for seed in (1..=15).step_by(2) {
         let run = transfer(Switch::On, seed, &staggered);
         let [at_start, at_end] = run.acked_at;
         let progress: Vec<f64> = (0..FLOWS as usize)
@@ -204,8 +210,6 @@ fn flows_that_measured_different_floors_share_alike() {
         );
         indices.push(index);
     }
-    // Shared out of the largest estimate 0.980-1.000 (0.998-1.000 with the lone-flow rule on
-    // before stop 55); out of each flow's own 0.935-0.964.
-    let least = indices.iter().copied().fold(f64::INFINITY, f64::min);
-    assert!(least > 0.98, "the flows share unequally: Jain {indices:?}");
+    let mean = indices.iter().sum::<f64>() / indices.len() as f64;
+    assert!(mean > 0.95, "the flows share unequally: Jain {indices:?}");
 }

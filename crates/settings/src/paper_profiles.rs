@@ -61,6 +61,7 @@ impl Policies {
             pacing: Switch::Off,
             burst_redundancy: Switch::Off,
             redundancy_when_alone: Switch::Off,
+            probe_spread: Switch::Off,
         }
     }
 
@@ -126,6 +127,7 @@ mod tests {
             p.pacing,
             p.burst_redundancy,
             p.redundancy_when_alone,
+            p.probe_spread,
         ] {
             assert_eq!(s, Switch::Off);
         }

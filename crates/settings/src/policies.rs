@@ -169,6 +169,11 @@ pub struct Policies {
     /// answers the losses the NC-ACKs report (docs/engine.md "Advance redundancy for a lone
     /// flow"). Off: every flow covers its own loss floor in advance, busy neighbours or not.
     pub redundancy_when_alone: Switch,
+    /// With `repair_probe`, beside busy flows: a probe's repairs leave one at a time, spread
+    /// over a round trip, instead of back to back into a queue the other flows keep full, where
+    /// all but the first were dropped (docs/engine.md "A probe's repairs spread out"). Off:
+    /// they leave together.
+    pub probe_spread: Switch,
 }
 
 impl Default for Policies {
@@ -230,6 +235,7 @@ impl Policies {
             pacing: Switch::On,
             burst_redundancy: Switch::On,
             redundancy_when_alone: Switch::On,
+            probe_spread: Switch::On,
         }
     }
 
@@ -306,6 +312,7 @@ impl Policies {
             redundancy_when_alone: o
                 .redundancy_when_alone
                 .unwrap_or(self.redundancy_when_alone),
+            probe_spread: o.probe_spread.unwrap_or(self.probe_spread),
         }
     }
 

@@ -221,6 +221,14 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redundancy_when_alone: Option<Switch>,
+    /// With the repair probe, beside busy flows: the probe's repairs leave one at a time,
+    /// spread over a round trip. Sent back to back into a queue that the other flows keep
+    /// full, all but the first of them were dropped, and a flow whose tail was lost waited for
+    /// TCP's backed-off timer (100 flows on the lab). Default: on (off in the paper profiles;
+    /// docs/engine.md "A probe's repairs spread out").
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_spread: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -260,13 +268,14 @@ impl From<Policies> for PolicyOverrides {
             pacing: Some(p.pacing),
             burst_redundancy: Some(p.burst_redundancy),
             redundancy_when_alone: Some(p.redundancy_when_alone),
+            probe_spread: Some(p.probe_spread),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 33] = [
+    pub const KEYS: [&'static str; 34] = [
         "window",
         "redundancy",
         "scheme",
@@ -300,5 +309,6 @@ impl PolicyOverrides {
         "pacing",
         "burst_redundancy",
         "redundancy_when_alone",
+        "probe_spread",
     ];
 }

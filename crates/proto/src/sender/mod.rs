@@ -14,6 +14,7 @@ mod combination;
 mod dof_ack;
 mod flight;
 mod nc_ack;
+mod probe;
 mod redundancy;
 mod tail;
 
@@ -68,6 +69,8 @@ pub struct SenderHalf {
     episodes: Episodes,
     /// Repair probe: deadline and probes sent since the last NC-ACK (`repair.rs`).
     probe: Option<(Duration, u32)>,
+    /// The latest probe's repairs still to leave one at a time (`probe.rs`, `probe_spread`).
+    spread: Option<probe::Spread>,
     /// Index of the newest packet already included in a sent combination.
     newest_sent: Option<u64>,
     /// Ack number and window field of the last TCP ACK given to the local TCP.
@@ -156,6 +159,7 @@ impl SenderHalf {
             last_ack_at: None,
             episodes: Episodes::new(),
             probe: None,
+            spread: None,
             newest_sent: None,
             last_tcp_ack: None,
             given_edge: None,

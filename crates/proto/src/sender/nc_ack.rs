@@ -13,7 +13,7 @@ use crate::context::Context;
 use crate::event::Event;
 use crate::loss_burst::BurstFit;
 use crate::output::Queued;
-use crate::repair::{MAX_PROBES, MAX_REPAIRS_PER_ACK, MIN_DELIVERY, congestion_threshold};
+use crate::repair::{MAX_REPAIRS_PER_ACK, congestion_threshold};
 
 /// Longest hold of a paused duplicate ACK (Ha & Tsuru §3.3: "the sending schedule of 200 ms,
 /// following the setting of Delay-ACK of the regular TCP").
@@ -421,7 +421,8 @@ impl SenderHalf {
         let probe = self.probe.map(|(deadline, _)| deadline);
         let paused = self.paused.map(|(deadline, _, _)| deadline);
         let tail_probe = self.tail_probes.front().map(|(deadline, _)| *deadline);
-        [probe, paused, self.tail, tail_probe]
+        let spread = self.spread.map(|s| s.next);
+        [probe, paused, self.tail, tail_probe, spread]
             .into_iter()
             .flatten()
             .min()
@@ -476,7 +477,7 @@ impl SenderHalf {
     /// TCP that sends nothing new, alone"), or it resends only
     /// ([`SenderHalf::resends_only`]). Such a TCP's repair probes go beyond the repair budget
     /// ([`SenderHalf::on_timeout`]).
-    fn sends_nothing_new(&self, cx: &Context<'_>) -> bool {
+    pub(super) fn sends_nothing_new(&self, cx: &Context<'_>) -> bool {
         let (Some(new), Some(rtt)) = (self.last_new_at, self.repair.delay().srtt()) else {
             return false;
         };
@@ -526,66 +527,5 @@ impl SenderHalf {
         cx.stats.repairs_over_budget += u64::from(wanted - granted);
         cx.out.stats.repairs_over_budget += u64::from(wanted - granted);
         granted
-    }
-
-    /// Arms the repair probe when a combination leaves and none is armed: the first
-    /// combinations of a flow, or the first after an idle time, may all be lost, and then no
-    /// NC-ACK would ever arm it (RFC 8985's tail loss probe at the coding layer; a TCP with
-    /// one segment in flight would otherwise wait for its 1 s initial timeout).
-    pub(super) fn arm_probe(&mut self, cx: &Context<'_>) {
-        if self.probe.is_none()
-            && cx.config.policies.repair_probe.is_on()
-            && cx.config.policies.repair.repairs()
-        {
-            self.probe = Some((cx.now + self.probe_interval(0), 0));
-        }
-    }
-
-    /// Two combination round trips (100 ms before one is measured), doubled per probe already
-    /// sent: the NC layer's tail-loss probe, below TCP's own retransmission timeout.
-    fn probe_interval(&self, probes: u32) -> Duration {
-        let rtt = self
-            .repair
-            .delay()
-            .srtt()
-            .unwrap_or(Duration::from_millis(100));
-        (rtt * 2).max(Duration::from_millis(10)) * (1 << probes.min(MAX_PROBES))
-    }
-
-    /// The repair probe (`repair.rs`): packets are unacknowledged and no NC-ACK has arrived
-    /// for the probe interval, so the repairs sent for the last reported N_lp, the newest
-    /// combinations (a tail loss the receiver cannot report), or the NC-ACKs were lost and,
-    /// with TCP waiting for those very ACKs, nothing else would trigger a repair before TCP's
-    /// retransmission timeout. Sends the last reported N_lp (at least one) again as repairs,
-    /// within the repair budget unless the local TCP sends nothing new (docs/engine.md, "A
-    /// probe for a TCP that sends nothing new"); backs off and gives up after [`MAX_PROBES`]
-    /// probes.
-    pub fn on_timeout(&mut self, cx: &mut Context<'_>) {
-        let Some((deadline, probes)) = self.probe else {
-            return;
-        };
-        if deadline > cx.now {
-            return;
-        }
-        if self.buffer.is_empty() || probes >= MAX_PROBES {
-            self.probe = None;
-            return;
-        }
-        let q = (1.0 - self.loss.random_loss_rate()).clamp(MIN_DELIVERY, 1.0);
-        let count =
-            ((f64::from(self.loss.lost_dof.max(1)) / q).ceil() as u32).min(MAX_REPAIRS_PER_ACK);
-        // A probe sends at least one repair whatever the budget: it is the flow's only way out
-        // of a stall short of TCP's timeout, and it backs off by itself. For a local TCP that
-        // sends nothing new it sends them all: that TCP waits for its timeout, and among busy
-        // flows the budget's tokens go to the flows whose NC-ACKs keep coming.
-        let granted = match self.sends_nothing_new(cx) {
-            true => count,
-            false => self.within_budget(cx, count),
-        };
-        for _ in 0..granted.max(1) {
-            self.send_repair(cx);
-        }
-        cx.stats.repair_probes += 1;
-        self.probe = Some((cx.now + self.probe_interval(probes + 1), probes + 1));
     }
 }

@@ -275,7 +275,7 @@ impl SenderHalf {
     }
 
     /// The estimated delivery rate of combinations the tail rules size repairs with.
-    fn delivery_rate(&self) -> f64 {
+    pub(super) fn delivery_rate(&self) -> f64 {
         (1.0 - self.loss.loss_rate()).clamp(MIN_DELIVERY, 1.0)
     }
 }
