@@ -88,9 +88,7 @@ fn notify_ready(config: &Config) {
     }
 }
 
-/// Kernel buffer asked for on the UDP socket, each direction: about 3000 full datagrams, a
-/// few milliseconds at gigabit rates (wireguard-go asks for 7 MiB).
-pub const UDP_BUFFER_BYTES: usize = 4 << 20;
+pub use tcpnc_io::udp::UDP_BUFFER_BYTES;
 
 /// Runs a gateway on real devices until `shutdown` is set; returns the final snapshot.
 pub fn up(

@@ -118,6 +118,14 @@ pub struct SysUdp {
     gro: AtomicBool,
 }
 
+/// Kernel buffer asked for on a UDP socket of the gateway or the lab's relay, each direction:
+/// about 3000 full datagrams, a few milliseconds at gigabit rates (wireguard-go asks for
+/// 7 MiB). The relay needs it as much: with the kernel's default (about 200 kB) its sockets
+/// dropped bursts of the client gateway's datagrams before the emulated link saw them (100
+/// connections opening at once on the lab: 115–388 datagrams a run, most of a wave of SYNs;
+/// docs/lab.md "The relay's socket buffers, stop 56").
+pub const UDP_BUFFER_BYTES: usize = 4 << 20;
+
 impl SysUdp {
     /// Binds `addr`; [`BindError::AddrInUse`] when taken.
     pub fn bind(addr: SocketAddr) -> Result<SysUdp, BindError> {
@@ -134,13 +142,19 @@ impl SysUdp {
     /// instead of being dropped by the kernel. Returns the sizes the kernel granted
     /// (it doubles the request for its bookkeeping).
     pub fn set_buffers(&self, bytes: usize) -> io::Result<(usize, usize)> {
-        use nix::sys::socket::{getsockopt, setsockopt, sockopt};
+        use nix::sys::socket::{setsockopt, sockopt};
         if setsockopt(&self.sock, sockopt::RcvBufForce, &bytes).is_err() {
             setsockopt(&self.sock, sockopt::RcvBuf, &bytes)?;
         }
         if setsockopt(&self.sock, sockopt::SndBufForce, &bytes).is_err() {
             setsockopt(&self.sock, sockopt::SndBuf, &bytes)?;
         }
+        self.buffers()
+    }
+
+    /// The kernel's receive and send buffer sizes of the socket.
+    pub fn buffers(&self) -> io::Result<(usize, usize)> {
+        use nix::sys::socket::{getsockopt, sockopt};
         Ok((
             getsockopt(&self.sock, sockopt::RcvBuf)?,
             getsockopt(&self.sock, sockopt::SndBuf)?,

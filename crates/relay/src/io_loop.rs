@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use tcpnc_io::udp::UDP_BUFFER_BYTES;
 use tcpnc_io::{SysUdp, Udp};
 use tcpnc_link::{Link, LinkConfig};
 
@@ -55,10 +56,22 @@ pub struct Relay<U: Udp> {
 }
 
 impl Relay<SysUdp> {
-    /// Binds both sockets and builds the models.
+    /// The kernel's receive and send buffer sizes of the A and B sockets.
+    pub fn socket_buffers(&self) -> std::io::Result<[(usize, usize); 2]> {
+        Ok([self.sockets[0].buffers()?, self.sockets[1].buffers()?])
+    }
+
+    /// Binds both sockets, sizes their kernel buffers ([`UDP_BUFFER_BYTES`]) and builds the
+    /// models.
     pub fn bind(opts: &RelayOptions) -> Result<Self, RelayError> {
         let a = SysUdp::bind(opts.a_listen)?;
         let b = SysUdp::bind(opts.b_listen)?;
+        for sock in [&a, &b] {
+            // The emulated link, not the socket, drops what the path cannot carry.
+            if let Err(e) = sock.set_buffers(UDP_BUFFER_BYTES) {
+                tracing::warn!("cannot size the relay's UDP socket buffers: {e}");
+            }
+        }
         Relay::with_sockets(opts, a, b)
     }
 }
@@ -191,5 +204,43 @@ impl<U: Udp> Relay<U> {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The relay's sockets get the gateway's buffers, as far as the kernel lets this process
+    /// (`net.core.rmem_max` without CAP_NET_ADMIN): as large as a socket asking for
+    /// [`UDP_BUFFER_BYTES`] gets, larger than the default. The emulated link, not a socket,
+    /// drops what the path cannot carry.
+    #[test]
+    fn the_relays_sockets_hold_a_burst() {
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let opts = RelayOptions {
+            a_listen: any,
+            a_peer: None,
+            b_listen: any,
+            b_peer: None,
+            ab: LinkConfig::default(),
+            ba: LinkConfig::default(),
+            seed: 1,
+            stats_file: None,
+        };
+        let relay = Relay::bind(&opts).unwrap();
+        let probe = SysUdp::bind(any).unwrap();
+        let default = probe.buffers().unwrap().0;
+        let possible = probe.set_buffers(UDP_BUFFER_BYTES).unwrap().0;
+        assert!(
+            possible > default,
+            "{possible} B against the default {default} B"
+        );
+        for (rx, _) in relay.socket_buffers().unwrap() {
+            assert!(
+                rx >= possible,
+                "receive buffer {rx} B, {possible} B possible"
+            );
+        }
     }
 }
