@@ -108,7 +108,7 @@ impl SenderHalf {
     /// repairs meet those drops one by one, and the silence after the last probe says they
     /// took its repairs. Traced on the lab, probes of one repair were lost four times running
     /// and the flow waited for its TCP's timer; sized so from the first probe on, the 100
-    /// flows sent a fifth more datagrams and lost 3 % of their goodput. At most
+    /// flows sent a fifth more datagrams than spread alone and ran 3 % slower. At most
     /// [`MAX_REPAIRS_PER_ACK`].
     fn probe_size(&self, sure: bool) -> u32 {
         let lost = self.loss.lost_dof.max(1);
