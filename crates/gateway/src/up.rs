@@ -19,6 +19,7 @@ use crate::metrics_http::MetricsServer;
 use crate::monitor::Monitor;
 use crate::stats::Snapshot;
 use crate::sys::{Routes, SysTun, SysUdp};
+use tcpnc_io::udp::UDP_BUFFER_BYTES;
 use tcpnc_proto::settings::CodingMode;
 
 /// Run-time options of `tcpnc up` that are not in the config file.
@@ -87,8 +88,6 @@ fn notify_ready(config: &Config) {
         tracing::warn!("sd_notify: {e}");
     }
 }
-
-pub use tcpnc_io::udp::UDP_BUFFER_BYTES;
 
 /// Runs a gateway on real devices until `shutdown` is set; returns the final snapshot.
 pub fn up(

@@ -77,6 +77,13 @@ impl SenderHalf {
         }
     }
 
+    /// Whether another flow to the same peer has something in flight, as the flows last
+    /// reported them (`flight_share.rs`): "beside busy flows", where `redundancy_when_alone`
+    /// and `probe_spread` act.
+    pub(super) fn others_busy(&self, cx: &Context<'_>) -> bool {
+        cx.path.flight_share.others_busy(self.reported_flight) > 0
+    }
+
     /// The flight and the estimate of the path's cap last reported to the path
     /// (`flight_share.rs`), segments.
     pub fn reported(&self) -> (u64, u64) {

@@ -97,8 +97,7 @@ impl SenderHalf {
     /// Whether this probe's repairs leave one at a time (`probe_spread`): another flow to the
     /// same peer has something in flight.
     fn spreads_probe(&self, cx: &Context<'_>) -> bool {
-        cx.config.policies.probe_spread.is_on()
-            && cx.path.flight_share.others_busy(self.reported_flight) > 0
+        cx.config.policies.probe_spread.is_on() && self.others_busy(cx)
     }
 
     /// A probe's repairs: the last reported N_lp (at least one) at the random loss floor's

@@ -41,7 +41,6 @@ impl SenderHalf {
     /// advance cover: R is 1, the deficit repair does not foresee the flight's losses, and
     /// a pause gets no tail repairs before the local TCP's FIN (`tail.rs`).
     pub(super) fn beside_busy_flows(&self, cx: &Context<'_>) -> bool {
-        cx.config.policies.redundancy_when_alone.is_on()
-            && cx.path.flight_share.others_busy(self.reported_flight) > 0
+        cx.config.policies.redundancy_when_alone.is_on() && self.others_busy(cx)
     }
 }
