@@ -164,6 +164,7 @@ impl Connection {
             sender.on_timeout(&mut cx);
             sender.on_spread(&mut cx);
             sender.release_paused(&mut cx, stamp);
+            sender.release_withheld(&mut cx, stamp);
         }
     }
 

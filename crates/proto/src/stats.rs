@@ -55,6 +55,9 @@ pub struct FlowStats {
     /// Congestion signals given to the local TCP (three duplicate ACKs) because an NC-ACK's
     /// loss bitmap showed more loss than the random floor (`repair.rs`).
     pub congestion_signals: u64,
+    /// ACKs that advance withheld from the local TCP in a signal's recovery (each would have
+    /// drawn a retransmission; `thin_recovery_acks`, `sender/recovery.rs`).
+    pub recovery_acks_withheld: u64,
     /// R in use after the latest NC-ACK, × 1000 (follows the loss estimate with the adaptive
     /// redundancy policy).
     pub redundancy_permille: u64,
@@ -229,7 +232,7 @@ impl FlowStats {
     /// (gateway stats file, simulator) are built from, so they cannot drift from the struct.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         named_counters!(self; segments_from_local, packets_buffered, coding_buffer_drops,
-            data_sent, redundant_sent, repairs_sent, repair_probes, spread_repairs, tail_repairs, pause_repairs, tail_probes, burst_repairs, repairs_over_budget, held_repairs, retransmissions_absorbed, dup_acks_held, congestion_signals, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
+            data_sent, redundant_sent, repairs_sent, repair_probes, spread_repairs, tail_repairs, pause_repairs, tail_probes, burst_repairs, repairs_over_budget, held_repairs, retransmissions_absorbed, dup_acks_held, congestion_signals, recovery_acks_withheld, redundancy_permille, acks_received, tcp_acks_synthesized, dup_acks_synthesized,
             tcp_acks_coalesced, coding_buffer_len, loss_rate_estimate_ppm, loss_burst_milli, burst_window, event_share_permille, flight_cap, late_arrivals, acks_paused, acks_stale,
             unordering,
             late_received, data_received, innovative, non_innovative,

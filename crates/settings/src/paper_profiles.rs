@@ -62,6 +62,7 @@ impl Policies {
             burst_redundancy: Switch::Off,
             redundancy_when_alone: Switch::Off,
             probe_spread: Switch::Off,
+            thin_recovery_acks: Switch::Off,
         }
     }
 
@@ -128,6 +129,7 @@ mod tests {
             p.burst_redundancy,
             p.redundancy_when_alone,
             p.probe_spread,
+            p.thin_recovery_acks,
         ] {
             assert_eq!(s, Switch::Off);
         }

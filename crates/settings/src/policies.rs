@@ -174,6 +174,12 @@ pub struct Policies {
     /// all but the first were dropped (docs/engine.md "A probe's repairs spread out"). Off:
     /// they leave together.
     pub probe_spread: Switch,
+    /// After a congestion signal, until the local TCP's recovery ends (its ack reaches what it
+    /// had sent when signalled), the ACKs that advance reach it at most eight to a round
+    /// trip: without SACK every one of them is a NewReno partial ACK and draws a
+    /// retransmission, which the gateway absorbs but which takes the place of a new segment
+    /// (docs/engine.md "A signal's recovery, few partial ACKs"). Off: every seen-ACK is given.
+    pub thin_recovery_acks: Switch,
 }
 
 impl Default for Policies {
@@ -236,6 +242,7 @@ impl Policies {
             burst_redundancy: Switch::On,
             redundancy_when_alone: Switch::On,
             probe_spread: Switch::On,
+            thin_recovery_acks: Switch::On,
         }
     }
 
@@ -313,6 +320,7 @@ impl Policies {
                 .redundancy_when_alone
                 .unwrap_or(self.redundancy_when_alone),
             probe_spread: o.probe_spread.unwrap_or(self.probe_spread),
+            thin_recovery_acks: o.thin_recovery_acks.unwrap_or(self.thin_recovery_acks),
         }
     }
 

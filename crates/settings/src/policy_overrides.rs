@@ -229,6 +229,14 @@ pub struct PolicyOverrides {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_spread: Option<Switch>,
+    /// After a congestion signal, until the local TCP's recovery ends, the ACKs that advance
+    /// reach it at most eight to a round trip: without SACK each is a NewReno partial ACK that
+    /// draws a retransmission, absorbed here but taking the place of a new segment (kernel
+    /// BBR over nc took up to 100 a signal). Default: on (off in the paper profiles;
+    /// docs/engine.md "A signal's recovery, few partial ACKs").
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thin_recovery_acks: Option<Switch>,
 }
 
 impl From<Policies> for PolicyOverrides {
@@ -269,13 +277,14 @@ impl From<Policies> for PolicyOverrides {
             burst_redundancy: Some(p.burst_redundancy),
             redundancy_when_alone: Some(p.redundancy_when_alone),
             probe_spread: Some(p.probe_spread),
+            thin_recovery_acks: Some(p.thin_recovery_acks),
         }
     }
 }
 
 impl PolicyOverrides {
     /// The keys, in the order of the struct (plan keys, CSV columns).
-    pub const KEYS: [&'static str; 34] = [
+    pub const KEYS: [&'static str; 35] = [
         "window",
         "redundancy",
         "scheme",
@@ -310,5 +319,6 @@ impl PolicyOverrides {
         "burst_redundancy",
         "redundancy_when_alone",
         "probe_spread",
+        "thin_recovery_acks",
     ];
 }

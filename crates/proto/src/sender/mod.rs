@@ -15,8 +15,11 @@ mod dof_ack;
 mod flight;
 mod nc_ack;
 mod probe;
+mod recovery;
 mod redundancy;
 mod tail;
+
+pub use recovery::RECOVERY_ACKS;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -71,6 +74,8 @@ pub struct SenderHalf {
     probe: Option<(Duration, u32)>,
     /// The latest probe's repairs still to leave one at a time (`probe.rs`, `probe_spread`).
     spread: Option<probe::Spread>,
+    /// The recovery a congestion signal started in the local TCP (`recovery.rs`).
+    recovery: Option<recovery::Recovery>,
     /// Index of the newest packet already included in a sent combination.
     newest_sent: Option<u64>,
     /// Ack number and window field of the last TCP ACK given to the local TCP.
@@ -160,6 +165,7 @@ impl SenderHalf {
             episodes: Episodes::new(),
             probe: None,
             spread: None,
+            recovery: None,
             newest_sent: None,
             last_tcp_ack: None,
             given_edge: None,
@@ -309,13 +315,19 @@ impl SenderHalf {
             return;
         };
         self.observe_local_tcp(cx, pkt);
+        if outcome.new_index.is_none() {
+            self.on_resend();
+        }
         let Some(touched) = outcome.touched else {
-            // Entirely acknowledged already: the local TCP missed our ACK; repeat it.
+            // Entirely acknowledged already: the local TCP missed our ACK; repeat it (in a
+            // signal's recovery, when its turn comes: `recovery.rs`).
             if outcome.acked_seq > 0
                 && let Some(ack) = self.acked_to_tcp()
             {
                 let window = self.peer_window_from(ack);
-                self.synthesize(cx, ack, window, stamp);
+                if !self.thins(cx, ack, window) {
+                    self.synthesize(cx, ack, window, stamp);
+                }
             }
             return;
         };

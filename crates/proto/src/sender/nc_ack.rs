@@ -66,6 +66,9 @@ impl SenderHalf {
             cx.stats.acks_paused += 1;
             return;
         }
+        if self.thins(cx, tcp_ack, peer_window) {
+            return; // a signal's recovery: given when its turn comes (`recovery.rs`)
+        }
         self.synthesize(cx, tcp_ack, peer_window, stamp);
     }
 
@@ -287,6 +290,7 @@ impl SenderHalf {
             self.synthesize(cx, ack, window, stamp);
         }
         cx.stats.congestion_signals += 1;
+        self.enter_recovery(cx);
     }
 
     /// Builds and queues a pure TCP ACK from the remote endpoint to the local TCP: ack = NC
@@ -325,6 +329,7 @@ impl SenderHalf {
         if advances {
             self.note_idle(cx);
             self.advanced_at = Some(cx.now);
+            self.gave_advance(cx.now, ack);
         }
         let replaceable = (cx.config.policies.coalesce_acks.is_on() && advances).then_some(ack);
         self.last_tcp_ack = Some((ack, window));
@@ -415,14 +420,15 @@ impl SenderHalf {
         by_packets.min(by_bytes).min(u64::from(u32::MAX)) as u32
     }
 
-    /// When [`SenderHalf::on_timeout`] must run: the repair probe's, the paused ACK's or the
-    /// tail repair's deadline.
+    /// When [`SenderHalf::on_timeout`] must run: the repair probe's, the paused ACK's, the
+    /// tail repair's, a spread repair's or a withheld recovery ACK's deadline.
     pub fn poll_timeout(&self) -> Option<Duration> {
         let probe = self.probe.map(|(deadline, _)| deadline);
         let paused = self.paused.map(|(deadline, _, _)| deadline);
         let tail_probe = self.tail_probes.front().map(|(deadline, _)| *deadline);
         let spread = self.spread.map(|s| s.next);
-        [probe, paused, self.tail, tail_probe, spread]
+        let withheld = self.recovery_deadline();
+        [probe, paused, self.tail, tail_probe, spread, withheld]
             .into_iter()
             .flatten()
             .min()

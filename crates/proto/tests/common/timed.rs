@@ -52,6 +52,17 @@ pub fn timed_transfer(
     t: Transfer,
     fate: &mut dyn FnMut(u64) -> Option<u64>,
 ) -> Vec<u32> {
+    let acks = timed_transfer_at(a, b, t, fate);
+    acks.into_iter().map(|(_, ack)| ack).collect()
+}
+
+/// As [`timed_transfer`], each ACK with the millisecond A gave it.
+pub fn timed_transfer_at(
+    a: &mut Engine,
+    b: &mut Engine,
+    t: Transfer,
+    fate: &mut dyn FnMut(u64) -> Option<u64>,
+) -> Vec<(u64, u32)> {
     let mut to_b: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
     let mut to_a: BTreeMap<(u64, u64), Vec<u8>> = BTreeMap::new();
     let (mut sent, mut acks) = (0u64, Vec::new());
@@ -85,7 +96,7 @@ pub fn timed_transfer(
             to_a.insert((now + t.delay, sent), d);
         }
         while let Some(p) = a.poll_local() {
-            acks.push(TcpPacket::parse(&p).unwrap().tcp.ack);
+            acks.push((now, TcpPacket::parse(&p).unwrap().tcp.ack));
         }
     }
     acks
