@@ -325,7 +325,7 @@ impl SenderHalf {
                 && let Some(ack) = self.acked_to_tcp()
             {
                 let window = self.peer_window_from(ack);
-                if !self.thins(cx, ack, window) {
+                if !self.thins(cx, ack) {
                     self.synthesize(cx, ack, window, stamp);
                 }
             }

@@ -66,7 +66,7 @@ impl SenderHalf {
             cx.stats.acks_paused += 1;
             return;
         }
-        if self.thins(cx, tcp_ack, peer_window) {
+        if self.thins(cx, tcp_ack) {
             return; // a signal's recovery: given when its turn comes (`recovery.rs`)
         }
         self.synthesize(cx, tcp_ack, peer_window, stamp);

@@ -40,8 +40,9 @@ pub(super) struct Recovery {
     given_at: Duration,
     /// The shortest time between two ACKs that advance: the round trip over [`RECOVERY_ACKS`].
     gap: Duration,
-    /// The newest ACK withheld (ack, peer window in bytes), given at `given_at + gap`.
-    held: Option<(u32, u32)>,
+    /// The newest ack number withheld, given at `given_at + gap` with the window the latest
+    /// NC-ACK leaves it.
+    held: Option<u32>,
 }
 
 impl SenderHalf {
@@ -78,10 +79,10 @@ impl SenderHalf {
         }
     }
 
-    /// Whether the ACK of `ack` (peer window `window` bytes) is withheld: during a signal's
-    /// recovery an ACK that advances, below the recovery point, within [`Recovery::gap`] of the
-    /// last one given. A withheld ACK replaces the one withheld before it.
-    pub(super) fn thins(&mut self, cx: &mut Context<'_>, ack: u32, window: u32) -> bool {
+    /// Whether the ACK of `ack` is withheld: during a signal's recovery an ACK that advances,
+    /// below the recovery point, within [`Recovery::gap`] of the last one given. A withheld
+    /// ACK replaces the one withheld before it.
+    pub(super) fn thins(&mut self, cx: &mut Context<'_>, ack: u32) -> bool {
         let Some(r) = self.recovery.as_mut() else {
             return false;
         };
@@ -93,8 +94,8 @@ impl SenderHalf {
         if !advances || cx.now >= r.given_at + r.gap {
             return false;
         }
-        if r.held.is_none_or(|(held, _)| !seq_lt(ack, held)) {
-            r.held = Some((ack, window));
+        if r.held.is_none_or(|held| !seq_lt(ack, held)) {
+            r.held = Some(ack);
         }
         cx.stats.recovery_acks_withheld += 1;
         true
@@ -105,7 +106,7 @@ impl SenderHalf {
     pub(super) fn gave_advance(&mut self, now: Duration, ack: u32) {
         if let Some(r) = self.recovery.as_mut() {
             r.given_at = now;
-            if r.held.is_some_and(|(held, _)| !seq_lt(ack, held)) {
+            if r.held.is_some_and(|held| !seq_lt(ack, held)) {
                 r.held = None;
             }
         }
@@ -122,9 +123,10 @@ impl SenderHalf {
         let Some(r) = self.recovery else {
             return;
         };
-        if let Some((ack, window)) = r.held
+        if let Some(ack) = r.held
             && cx.now >= r.given_at + r.gap
         {
+            let window = self.peer_window_from(ack);
             self.synthesize(cx, ack, window, stamp);
         }
     }
