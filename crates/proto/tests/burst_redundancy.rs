@@ -7,10 +7,10 @@
 
 mod common;
 
-use common::timed::{Transfer, timed_outcome};
+use common::timed::{Transfer, engine_pair, timed_outcome};
 use common::*;
 use tcpnc_proto::config::Switch;
-use tcpnc_proto::{Engine, EngineConfig, FlowStats, Policies};
+use tcpnc_proto::{EngineConfig, FlowStats, Policies};
 
 const SEG: u32 = 1000;
 const ISN: u32 = 91_000;
@@ -41,16 +41,8 @@ fn run(burst_redundancy: Switch, mean_burst: f64, seed: u64) -> Run {
 fn transfer(burst_redundancy: Switch, fate: &mut dyn FnMut(u64) -> Option<u64>) -> Run {
     let mut cfg = EngineConfig::new(&Policies::product(), 1472);
     cfg.policies.burst_redundancy = burst_redundancy;
-    let mut a = Engine::new(cfg.clone(), 1).unwrap();
-    let mut b = Engine::new(cfg, 2).unwrap();
-    let t = Transfer {
-        isn: ISN,
-        segments: SEGMENTS,
-        seg: SEG,
-        delay: DELAY,
-        tail: 2000,
-        frame: 1,
-    };
+    let (mut a, mut b) = engine_pair(&cfg);
+    let t = Transfer::steady(ISN, SEGMENTS, SEG, DELAY, 2000);
     let out = timed_outcome(&mut a, &mut b, t, fate);
     Run {
         complete: out.acks.last() == Some(&(ISN + SEGMENTS * SEG)),

@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::timed::{Outcome, Transfer, duplicates, timed_outcome};
+use common::timed::{Outcome, Transfer, duplicates, engine_pair, timed_outcome};
 use tcpnc_proto::config::{CongestionRule, Switch};
-use tcpnc_proto::{Engine, EngineConfig, Policies, RedundancyPolicy};
+use tcpnc_proto::{EngineConfig, Policies, RedundancyPolicy};
 
 const SEG: u32 = 1000;
 const ISN: u32 = 77_000;
@@ -29,16 +29,8 @@ fn config(unordering: Switch) -> EngineConfig {
 
 /// The frames sent at `now` arrive at `now + DELAY` (+ `EXTRA` for every `EVERY`-th one).
 fn run(cfg: EngineConfig) -> Outcome {
-    let mut a = Engine::new(cfg.clone(), 1).unwrap();
-    let mut b = Engine::new(cfg, 2).unwrap();
-    let t = Transfer {
-        isn: ISN,
-        segments: SEGMENTS,
-        seg: SEG,
-        delay: DELAY,
-        tail: 300,
-        frame: 1,
-    };
+    let (mut a, mut b) = engine_pair(&cfg);
+    let t = Transfer::steady(ISN, SEGMENTS, SEG, DELAY, 300);
     let mut fate = |sent: u64| Some(if sent.is_multiple_of(EVERY) { EXTRA } else { 0 });
     timed_outcome(&mut a, &mut b, t, &mut fate)
 }

@@ -10,11 +10,11 @@
 
 mod common;
 
-use common::timed::{Transfer, timed_transfer_at};
+use common::timed::{Transfer, engine_pair, timed_transfer_at};
 use common::*;
 use tcpnc_proto::config::{BurstSignal, CongestionRule, Switch};
 use tcpnc_proto::sender::RECOVERY_ACKS;
-use tcpnc_proto::{Engine, EngineConfig, FlowStats, Policies};
+use tcpnc_proto::{EngineConfig, FlowStats, Policies};
 
 const ISN: u32 = 7_000;
 const SEGMENTS: u32 = 8000;
@@ -36,16 +36,8 @@ fn run(thin: Switch, seed: u64) -> Recoveries {
     cfg.policies.burst_signal = BurstSignal::Off;
     cfg.policies.tail_burst = Switch::Off;
     cfg.policies.thin_recovery_acks = thin;
-    let mut a = Engine::new(cfg.clone(), 1).unwrap();
-    let mut b = Engine::new(cfg, 2).unwrap();
-    let t = Transfer {
-        isn: ISN,
-        segments: SEGMENTS,
-        seg: SEG,
-        delay: 50,
-        tail: 3000,
-        frame: 1,
-    };
+    let (mut a, mut b) = engine_pair(&cfg);
+    let t = Transfer::steady(ISN, SEGMENTS, SEG, 50, 3000);
     let mut path = Gilbert::new(0.1, 8.0, TestRng(seed));
     let acks = timed_transfer_at(&mut a, &mut b, t, &mut |_| (!path.lost()).then_some(0));
     Recoveries {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use tcpnc_proto::tcp::{TcpFlags, TcpPacket};
-use tcpnc_proto::{Engine, FlowStats};
+use tcpnc_proto::{Engine, EngineConfig, FlowStats};
 
 use super::{bulk_segment, ms, segment, server_to_client};
 
@@ -23,6 +23,27 @@ pub struct Transfer {
     pub delay: u64,
     pub tail: u64,
     pub frame: u64,
+}
+
+impl Transfer {
+    /// A steady sender: one segment a millisecond.
+    pub fn steady(isn: u32, segments: u32, seg: u32, delay: u64, tail: u64) -> Transfer {
+        Transfer {
+            isn,
+            segments,
+            seg,
+            delay,
+            tail,
+            frame: 1,
+        }
+    }
+}
+
+/// Engines A (seed 1) and B (seed 2) with `cfg`.
+pub fn engine_pair(cfg: &EngineConfig) -> (Engine, Engine) {
+    let a = Engine::new(cfg.clone(), 1).unwrap();
+    let b = Engine::new(cfg.clone(), 2).unwrap();
+    (a, b)
 }
 
 /// What a transfer left: the TCP ACKs A gave its local TCP and the sender's flow counters.
