@@ -14,6 +14,7 @@ use common::timed::{Transfer, engine_pair, timed_transfer_at};
 use common::*;
 use tcpnc_proto::config::{BurstSignal, CongestionRule, Switch};
 use tcpnc_proto::sender::RECOVERY_ACKS;
+use tcpnc_proto::tcp::seq_lt;
 use tcpnc_proto::{EngineConfig, FlowStats, Policies};
 
 const ISN: u32 = 7_000;
@@ -64,10 +65,10 @@ fn partial_acks(acks: &[(u64, u32)]) -> Vec<usize> {
         let mut last = ack;
         let mut count = 0;
         for &(_, a) in &acks[i + 3..] {
-            if a.wrapping_sub(point) as i32 >= 0 {
+            if !seq_lt(a, point) {
                 break;
             }
-            if (a.wrapping_sub(last) as i32) > 0 {
+            if seq_lt(last, a) {
                 count += 1;
                 last = a;
             }

@@ -323,11 +323,10 @@ impl SenderHalf {
             // signal's recovery, when its turn comes: `recovery.rs`).
             if outcome.acked_seq > 0
                 && let Some(ack) = self.acked_to_tcp()
+                && !self.thins(cx, ack)
             {
                 let window = self.peer_window_from(ack);
-                if !self.thins(cx, ack) {
-                    self.synthesize(cx, ack, window, stamp);
-                }
+                self.synthesize(cx, ack, window, stamp);
             }
             return;
         };

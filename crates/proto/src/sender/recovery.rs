@@ -45,6 +45,13 @@ pub(super) struct Recovery {
     held: Option<u32>,
 }
 
+impl Recovery {
+    /// When the next ACK that advances may be given.
+    fn next_turn(&self) -> Duration {
+        self.given_at + self.gap
+    }
+}
+
 impl SenderHalf {
     /// A congestion signal was just given: the local TCP's recovery starts (with
     /// `thin_recovery_acks` and a measured round trip).
@@ -91,7 +98,7 @@ impl SenderHalf {
             return false;
         }
         let advances = self.last_tcp_ack.is_none_or(|(last, _)| seq_lt(last, ack));
-        if !advances || cx.now >= r.given_at + r.gap {
+        if !advances || cx.now >= r.next_turn() {
             return false;
         }
         if r.held.is_none_or(|held| !seq_lt(ack, held)) {
@@ -115,7 +122,7 @@ impl SenderHalf {
     /// When a withheld ACK is due.
     pub(super) fn recovery_deadline(&self) -> Option<Duration> {
         let r = self.recovery?;
-        r.held.map(|_| r.given_at + r.gap)
+        r.held.map(|_| r.next_turn())
     }
 
     /// Gives the local TCP the withheld ACK when its turn has come.
@@ -124,7 +131,7 @@ impl SenderHalf {
             return;
         };
         if let Some(ack) = r.held
-            && cx.now >= r.given_at + r.gap
+            && cx.now >= r.next_turn()
         {
             let window = self.peer_window_from(ack);
             self.synthesize(cx, ack, window, stamp);
